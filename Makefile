@@ -1,0 +1,79 @@
+# numa-replica: page-cache replication for NUMA, built into a Debian
+# linux-source-6.12 kernel and tested in a QEMU NUMA guest.
+#
+#   make check        build everything, boot the guest, run the selftests
+#   make run          boot the guest and show replication at work
+#   make guest RUN='cmd' [POLICY=name] [ADD=dir] [NODES= CPUS_PER_NODE=
+#                     MEM_PER_NODE= APPEND=]   run your own workload
+#                     (boot/guest takes the same and exits with RUN's status)
+#   make kernel | selftests | image | lint | clean | distclean
+
+CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/numa-replica
+OUT := $(CURDIR)/out
+TREE := $(CACHE)/linux-source-6.12
+FLAVOUR ?= debug
+BUILD := $(CACHE)/build/$(FLAVOUR)
+SELFTESTS_SRC := $(TREE)/tools/testing/selftests/replica
+
+NODES ?= 2
+CPUS_PER_NODE ?= 2
+MEM_PER_NODE ?= 512M
+export NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND ADD RUN TIMEOUT QEMU_OPTS \
+	TEST_TIMEOUT
+
+# Each step runs its own parallel build; the steps themselves are ordered.
+.NOTPARALLEL:
+.PHONY: all deps tree kernel selftests initramfs image check run guest \
+	lint clean distclean
+
+all: check
+
+deps:
+	@boot/deps.sh
+
+tree: deps
+	@mkdir -p $(OUT)
+	@boot/tree.sh $(CACHE) $(CURDIR) | tee $(OUT)/tree.log
+
+kernel: tree
+	@boot/kernel.sh $(CACHE) $(CURDIR) $(FLAVOUR) $(OUT)/build-$(FLAVOUR).log
+
+selftests: kernel
+	@mkdir -p $(OUT)/selftests
+	@$(MAKE) -s -C $(SELFTESTS_SRC) OUTPUT=$(OUT)/selftests \
+		KHDR_INCLUDES="-isystem $(BUILD)/usr/include"
+
+initramfs: tree
+	@boot/mkinitramfs.sh $(TREE) $(CURDIR) $(OUT)/initramfs.cpio
+
+image: selftests initramfs
+	@boot/mkdisk.sh stage $(OUT)/disk $(OUT)/selftests \
+		$$($(MAKE) -s -C $(SELFTESTS_SRC) --eval \
+		'print-tests: ; @echo $$(notdir $$(TEST_GEN_PROGS))' print-tests)
+
+check: kernel image
+	@boot/qemu.sh check $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
+		$(OUT)/check
+
+run: kernel image
+	@boot/qemu.sh run $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
+		$(OUT)/run boot/demo.sh
+
+guest: kernel image
+	@if [ -z "$$RUN" ]; then echo "make guest: say what to run: RUN='command'" >&2; exit 2; fi
+	@mkdir -p $(OUT)/guest && printf '%s\n' "$$RUN" > $(OUT)/guest/cmd.sh
+	@boot/qemu.sh run $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
+		$(OUT)/guest $(OUT)/guest/cmd.sh; st=$$?; \
+	echo $$st > $(OUT)/guest/status; \
+	[ $$st -eq 0 ] || echo "make guest: RUN exited with status $$st" \
+		"(make itself can only exit 2; boot/guest exits $$st)" >&2; \
+	exit $$st
+
+lint: tree
+	@boot/lint.sh $(CACHE) $(CURDIR)
+
+clean:
+	rm -rf $(OUT) $(CACHE)/build
+
+distclean: clean
+	rm -rf $(CACHE)

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Configure and build one kernel flavour out of tree, with ccache.
+#
+# Usage: kernel.sh <cache-dir> <repo-dir> <flavour> <log>
+#   debug:   base + replica + debug fragments (what `make check` boots)
+set -euo pipefail
+
+cache=$1
+repo=$(cd "$2" && pwd)
+flavour=$3
+log=$4
+tree=$cache/linux-source-6.12
+obj=$cache/build/$flavour
+cfg=$cache/build/.config-$flavour
+
+case $flavour in
+debug)	frags=(base replica debug) ;;
+*)	echo "kernel: unknown flavour '$flavour'" >&2; exit 2 ;;
+esac
+fragfiles=()
+for f in "${frags[@]}"; do
+	[ -f "$repo/boot/$f.config" ] && fragfiles+=("$repo/boot/$f.config")
+done
+
+mkdir -p "$obj" "$cfg" "$(dirname "$log")"
+export CCACHE_DIR=$cache/ccache CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+{
+	echo "kernel: flavour $flavour, linux-source-6.12 $(dpkg-query -W -f='${Version}' linux-source-6.12)"
+	echo "kernel: fragments ${fragfiles[*]}"
+} | tee "$log"
+
+# Generate the config in a scratch directory and install it only when it
+# changed, so an unchanged config costs no rebuild.
+make -s -C "$tree" O="$cfg" tinyconfig >>"$log" 2>&1
+"$tree/scripts/kconfig/merge_config.sh" -m -O "$cfg" "$cfg/.config" \
+	"${fragfiles[@]}" >>"$log" 2>&1
+make -s -C "$tree" O="$cfg" olddefconfig >>"$log" 2>&1
+
+# Every line of every fragment must survive olddefconfig: an option that
+# silently fell away (a missing dependency) would test the wrong kernel.
+bad=0
+for f in "${fragfiles[@]}"; do
+	while IFS= read -r line; do
+		sym=${line%%=*}
+		val=${line#*=}
+		if [ "$val" = n ]; then
+			grep -q "^$sym=" "$cfg/.config" || continue
+		else
+			grep -qxF "$line" "$cfg/.config" && continue
+		fi
+		echo "kernel: $(basename "$f"): $line did not hold; got:" \
+			"$(grep -E "^$sym=|^# $sym is not set" "$cfg/.config")" >&2
+		bad=1
+	done < <(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$f")
+done
+[ $bad -eq 0 ] || exit 1
+
+if ! cmp -s "$cfg/.config" "$obj/.config"; then
+	echo "kernel: config changed"
+	cp "$cfg/.config" "$obj/.config"
+fi
+
+start=$(date +%s)
+if ! make -C "$tree" O="$obj" CC="ccache gcc" -j"$(($(nproc) + 1))" \
+	KBUILD_BUILD_USER=numa-replica KBUILD_BUILD_HOST=guest \
+	bzImage headers >>"$log" 2>&1; then
+	echo "kernel: build failed; last lines of $log:" >&2
+	grep -E 'error|Error' "$log" | tail -n 20 >&2
+	exit 1
+fi
+grep -E '(warning|error):' "$log" | sort -u | head -n 50 || true
+echo "kernel: $obj/arch/x86/boot/bzImage built in $(($(date +%s) - start)) s"

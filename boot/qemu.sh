@@ -1,0 +1,110 @@
+#!/bin/bash
+# Boot the NUMA guest once and judge the run.
+#
+# Usage: qemu.sh <mode> <build-dir> <initramfs> <stage-dir> <out-dir> [run-file]
+#   mode check: run the selftests on the stage, print the TAP stream and the
+#               "N passed, N failed" line.
+#   mode run:   run <run-file> (sh) in /mnt/add, exit with its status.
+# Environment: NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND TIMEOUT ADD
+#              TEST_TIMEOUT QEMU_OPTS
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+mode=$1 build=$2 initrd=$3 stage=$4 out=$5 runfile=${6:-}
+nodes=${NODES:-2}
+cpn=${CPUS_PER_NODE:-2}
+mem=${MEM_PER_NODE:-512M}
+timeout=${TIMEOUT:-900}
+kernel=$build/arch/x86/boot/bzImage
+
+case $mem in
+*[Gg]) mem_mb=$((${mem%[Gg]} * 1024)) ;;
+*[Mm]) mem_mb=${mem%[Mm]} ;;
+*[0-9]) mem_mb=$mem ;;
+*) echo "qemu: MEM_PER_NODE=$mem: use a size like 512M or 1G" >&2; exit 2 ;;
+esac
+case "$nodes$cpn$mem_mb" in
+*[!0-9]*) echo "qemu: NODES, CPUS_PER_NODE must be numbers" >&2; exit 2 ;;
+esac
+[ "$nodes" -ge 1 ] && [ "$cpn" -ge 1 ] && [ "$mem_mb" -ge 128 ] ||
+	{ echo "qemu: need NODES>=1, CPUS_PER_NODE>=1, MEM_PER_NODE>=128M" >&2; exit 2; }
+[ -f "$kernel" ] || { echo "qemu: no kernel at $kernel" >&2; exit 2; }
+
+mkdir -p "$out"
+console=$out/console.log
+output=$out/output.log
+rm -f "$console" "$output"
+
+# The run's environment and command, read by the guest's /init.
+{
+	echo "GUEST_MODE=$mode"
+	echo "export REPLICA_EXPECT_NODES=$nodes"
+	echo "export REPLICA_EXPECT_CPUS_PER_NODE=$cpn"
+	echo "export REPLICA_EXPECT_MEM_PER_NODE_MB=$mem_mb"
+	echo "export TEST_TIMEOUT=${TEST_TIMEOUT:-300}"
+	[ -n "${POLICY:-}" ] && echo "export REPLICA_BOOT_POLICY=$POLICY"
+} > "$out/env"
+if [ -n "$runfile" ]; then
+	cp "$runfile" "$out/run.sh"
+else
+	: > "$out/run.sh"
+fi
+"$here/mkdisk.sh" image "$stage" "$out/disk.img" "$out/env" "$out/run.sh" \
+	"${ADD:-}" || exit 2
+
+numa=()
+for ((n = 0; n < nodes; n++)); do
+	numa+=(-object "memory-backend-ram,id=m$n,size=${mem_mb}M"
+	       -numa "node,nodeid=$n,cpus=$((n * cpn))-$((n * cpn + cpn - 1)),memdev=m$n")
+done
+cmdline="console=ttyS0,115200 ignore_loglevel panic=-1 rdinit=/init"
+[ -n "${POLICY:-}" ] && cmdline+=" replica_policy=$POLICY"
+[ -n "${APPEND:-}" ] && cmdline+=" $APPEND"
+
+start=$(date +%s)
+# ttyS0 carries the kernel console to a file; ttyS1 carries the guest's
+# output to us.  The guest ends its output with an exit marker.
+timeout --foreground -k 10 "$timeout" \
+	qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max \
+	-m $((nodes * mem_mb)) "${numa[@]}" \
+	-smp "$((nodes * cpn)),sockets=$nodes,cores=$cpn,threads=1" \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-drive "file=$out/disk.img,format=raw,if=virtio,cache=unsafe" \
+	-display none -vga none -nic none -monitor none -no-reboot \
+	${QEMU_OPTS:-} \
+	-serial "file:$console" -serial stdio </dev/null |
+	tr -d '\r' | tee "$output" | grep --line-buffered -v '^@@NUMA-REPLICA-EXIT'
+qrc=${PIPESTATUS[0]}
+elapsed=$(($(date +%s) - start))
+
+# The first failure found decides the exit status.
+verdict=0
+fail_with() { [ "$verdict" -ne 0 ] || verdict=$1; }
+if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+	echo "qemu: the guest did not finish within ${timeout}s; console tail:"
+	tail -n 30 "$console" | sed 's/^/  console: /'
+	fail_with 124
+elif [ "$qrc" -ne 0 ]; then
+	echo "qemu: qemu-system-x86_64 exited with $qrc"
+	fail_with 125
+fi
+
+"$here/verdict.py" splats "$console" || fail_with 125
+"$here/verdict.py" version "$console" "$build" || fail_with 125
+
+rc=$(sed -n 's/^@@NUMA-REPLICA-EXIT \([0-9]*\)@@$/\1/p' "$output" | tail -n 1)
+if [ -z "$rc" ]; then
+	[ "$verdict" -ne 0 ] || echo "qemu: the guest ended without reporting an exit status"
+	rc=125
+fi
+echo "qemu: guest ran ${elapsed}s; console log $console" >&2
+
+if [ "$mode" = check ]; then
+	"$here/verdict.py" tap "$output" \
+		"$(grep -c . "$stage/guest/tests.list")" || fail_with 1
+	fail_with "$rc"
+	exit "$verdict"
+fi
+# RUN's own status, unless it succeeded on a kernel that splatted.
+[ "$rc" -eq 0 ] && exit "$verdict"
+exit "$rc"

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Host-side judgement of a guest run.
+
+  verdict.py splats <console.log>
+      Print every kernel splat in the guest console; exit 1 if any.
+  verdict.py version <console.log> <kernel-build-dir>
+      Exit 1 unless the guest booted exactly the kernel just built.
+  verdict.py tap <output.log> <expected-binaries>
+      Count the nested kselftest results; print "N passed, N failed,
+      N skipped"; exit 1 on any failure or on a stream that is cut short.
+"""
+import re
+import sys
+
+SPLATS = [
+    r"BUG:", r"WARNING:", r"Oops", r"Kernel panic", r"general protection fault",
+    r"possible recursive locking", r"possible circular locking",
+    r"inconsistent lock state", r"suspicious RCU usage",
+    r"KASAN", r"UBSAN", r"list_\w+ corruption", r"\blist corruption",
+    r"soft lockup", r"hard LOCKUP", r"detected stalls? on CPU",
+    r"rcu_\w+ self-detected stall", r"blocked for more than \d+ seconds",
+    r"page allocation failure", r"Call Trace:",
+]
+SPLAT_RE = re.compile("|".join(SPLATS))
+
+
+def read_lines(path):
+    with open(path, "rb") as f:
+        data = f.read().decode("utf-8", "replace")
+    return data.replace("\r", "").split("\n")
+
+
+def splats(console):
+    lines = read_lines(console)
+    hits = [i for i, l in enumerate(lines) if SPLAT_RE.search(l)]
+    if not hits:
+        return 0
+    print(f"verdict: {len(hits)} kernel splat line(s) in {console}:")
+    shown = set()
+    for i in hits[:10]:
+        for j in range(max(0, i - 2), min(len(lines), i + 8)):
+            if j not in shown:
+                shown.add(j)
+                print("  console: " + lines[j])
+    return 1
+
+
+def version(console, build):
+    with open(f"{build}/include/generated/utsversion.h") as f:
+        uts = re.search(r'UTS_VERSION "(.*)"', f.read()).group(1)
+    with open(f"{build}/include/config/kernel.release") as f:
+        release = f.read().strip()
+    for l in read_lines(console):
+        if "Linux version " in l:
+            if f"Linux version {release} " in l and l.rstrip().endswith(uts):
+                return 0
+            print(f"verdict: the guest booted a stale kernel:\n  {l}\n"
+                  f"  expected {release} {uts}")
+            return 1
+    print("verdict: no 'Linux version' line in the guest console")
+    return 1
+
+
+def tap(output, expected):
+    lines = read_lines(output)
+    passed = failed = skipped = 0
+    plan = None
+    results = 0
+    nested = {"ok": 0, "fail": 0, "skip": 0}
+    top = re.compile(r"^(not ok|ok) (\d+) (\S+)(.*)$")
+    sub = re.compile(r"^# (not ok|ok) \d+ (.*)$")
+    for l in lines:
+        m = re.match(r"^1\.\.(\d+)$", l)
+        if m and plan is None:
+            plan = int(m.group(1))
+            continue
+        m = sub.match(l)
+        if m:
+            if m.group(1) == "not ok":
+                nested["fail"] += 1
+            elif re.search(r"#\s*SKIP", m.group(2)):
+                nested["skip"] += 1
+            else:
+                nested["ok"] += 1
+            continue
+        m = top.match(l)
+        if m:
+            results += 1
+            is_skip = re.search(r"#\s*SKIP", m.group(4)) is not None
+            passed += nested["ok"]
+            skipped += nested["skip"]
+            failed += nested["fail"]
+            any_nested = sum(nested.values())
+            if m.group(1) == "not ok" and nested["fail"] == 0:
+                # A crash, a timeout or a non-harness failure.
+                failed += 1
+            elif not any_nested:
+                if is_skip:
+                    skipped += 1
+                else:
+                    passed += 1
+            nested = {"ok": 0, "fail": 0, "skip": 0}
+    problems = []
+    if plan is None:
+        problems.append("no TAP plan in the guest output")
+    elif plan != expected:
+        problems.append(f"the guest planned {plan} test binaries, "
+                        f"{expected} were built")
+    if results != expected:
+        problems.append(f"{results} of {expected} test binaries reported")
+        failed += max(0, expected - results)
+    if passed + failed + skipped == 0:
+        problems.append("no test ran")
+        failed += 1
+    for p in problems:
+        print(f"verdict: {p}")
+    summary = f"{passed} passed, {failed} failed"
+    if skipped:
+        summary += f", {skipped} skipped"
+    print(summary)
+    return 1 if failed else 0
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "splats":
+        return splats(argv[2])
+    if len(argv) == 4 and argv[1] == "version":
+        return version(argv[2], argv[3])
+    if len(argv) == 4 and argv[1] == "tap":
+        return tap(argv[2], int(argv[3]))
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

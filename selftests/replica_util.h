@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the replication selftests: binding to a NUMA node,
+ * asking where mapped pages live, and making files whose page cache sits
+ * on a chosen node.
+ */
+#ifndef REPLICA_UTIL_H
+#define REPLICA_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define PAGE_SIZE_4K	4096UL
+
+/* Number of online NUMA nodes; nodes are assumed numbered 0..n-1. */
+int nr_online_nodes(void);
+
+/* Move the calling task to @node: its CPUs and its memory (MPOL_BIND). */
+int bind_to_node(int node);
+
+/*
+ * Where the pages of [addr, addr + npages * page size) live, without
+ * faulting anything in: move_pages(2) with a NULL node list.  status[i] is
+ * the node, or a negative errno (-ENOENT: not mapped).
+ */
+int page_nodes(void *addr, size_t npages, int *status);
+
+/* How many of @npages status entries equal @node. */
+size_t count_on_node(const int *status, size_t npages, int node);
+
+/* Byte @off of the reference content of a test file made with @seed. */
+static inline unsigned char pattern_byte(unsigned int seed, off_t off)
+{
+	unsigned long x = (unsigned long)off * 2654435761UL + seed;
+
+	return (unsigned char)(x >> 7);
+}
+
+/*
+ * Create @path with @npages pages of pattern_byte(@seed) content, written
+ * back and dropped from the page cache, so that the next reader decides
+ * where its page cache lives.  Returns an O_RDONLY descriptor or -1.
+ */
+int make_test_file(const char *path, size_t npages, unsigned int seed);
+
+/* Drop the clean page cache of @fd (fdatasync + POSIX_FADV_DONTNEED). */
+int drop_file_cache(int fd);
+
+/*
+ * Fault in every page of [p, p + len) with a read access; returns a sum of
+ * the bytes read so that the accesses cannot be optimised away.
+ */
+unsigned long touch_pages(const unsigned char *p, size_t len);
+
+/* Read all of @fd with read(2), so its page cache is filled by the caller. */
+int read_whole_file(int fd);
+
+/* First offset where @buf differs from the pattern, or -1 if none. */
+off_t pattern_mismatch(const unsigned char *buf, size_t len, off_t start,
+		       unsigned int seed);
+
+/*
+ * Run @fn(@arg) in a child process bound to @node and return its exit
+ * status (0 on success), or -1 if it could not be run.  Keeps the caller's
+ * own placement untouched.
+ */
+int run_on_node(int node, int (*fn)(void *arg), void *arg);
+
+/* Value of @name in /proc/vmstat, or -1 if absent. */
+long long vmstat_read(const char *name);
+
+#endif
