@@ -52,8 +52,7 @@ image: selftests initramfs
 		'print-tests: ; @echo $$(notdir $$(TEST_GEN_PROGS))' print-tests)
 
 check: kernel image
-	@boot/qemu.sh check $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
-		$(OUT)/check
+	@boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/check
 
 run: kernel image
 	@boot/qemu.sh run $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
@@ -61,7 +60,8 @@ run: kernel image
 
 guest: kernel image
 	@if [ -z "$$RUN" ]; then echo "make guest: say what to run: RUN='command'" >&2; exit 2; fi
-	@mkdir -p $(OUT)/guest && printf '%s\n' "$$RUN" > $(OUT)/guest/cmd.sh
+	@mkdir -p $(OUT)/guest
+	$(file >$(OUT)/guest/cmd.sh,$(value RUN))
 	@boot/qemu.sh run $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
 		$(OUT)/guest $(OUT)/guest/cmd.sh; st=$$?; \
 	echo $$st > $(OUT)/guest/status; \

@@ -30,24 +30,55 @@ checkpatch=("$tree/scripts/checkpatch.pl" --root="$tree" --strict
 
 fail=0
 n=0
-for p in $(grep -v -e '^#' -e '^$' mm-replica/series 2>/dev/null); do
+patches=$(grep -v -e '^#' -e '^$' mm-replica/series 2>/dev/null || true)
+for p in $patches; do
 	n=$((n + 1))
 	"${checkpatch[@]}" "mm-replica/$p" || fail=1
 done
-while read -r f; do
+
+# All of our change as one patch, with new files at their kernel-tree
+# paths: checks that span files (a __setup() and its documentation, new
+# files and MAINTAINERS) see what the series provides as a whole.
+whole=$(mktemp -d)
+trap 'rm -rf "$whole"' EXIT
+[ -n "${LINT_KEEP:-}" ] && trap - EXIT && echo "lint: whole patch in $whole/all.patch"
+{
+	for p in $patches; do
+		sed -n '/^diff --git /,$p' "mm-replica/$p"
+	done
+	boot/newfiles.sh . | while read -r src dst; do
+		git diff --no-index --no-color -- /dev/null "$src" |
+			sed -e "s#^diff --git a/$src b/$src#diff --git a/$dst b/$dst#" \
+			    -e "s#^+++ b/$src\$#+++ b/$dst#"
+	done
+} > "$whole/body"
+{
+	echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
+	echo "From: numa-replica <numa-replica@example.org>"
+	echo "Subject: [PATCH] numa-replica: the whole change"
+	echo
+	echo "Every hook patch and every new file at once, as the series adds them."
+	echo
+	echo "Signed-off-by: numa-replica <numa-replica@example.org>"
+	echo "---"
+	git apply --stat "$whole/body"
+	echo
+	cat "$whole/body"
+} > "$whole/all.patch"
+"${checkpatch[@]}" "$whole/all.patch" || fail=1
+
+newfiles=$(boot/newfiles.sh . | cut -d' ' -f1)
+for f in $newfiles; do
 	n=$((n + 1))
-	"${checkpatch[@]}" -f "$f" || fail=1
 	case $f in
 	*.c|*.h)
 		out=$("$tree/scripts/kernel-doc" -none "$f" 2>&1)
 		[ -z "$out" ] || { echo "$out"; fail=1; }
 		;;
 	esac
-done < <(find mm-replica policies selftests Documentation -type f \
-	  \( -name '*.c' -o -name '*.h' -o -name '*.rst' -o -name Kconfig \
-	     -o -name Makefile -o -name '*.txt' \) 2>/dev/null | LC_ALL=C sort)
+done
 if [ $fail -ne 0 ]; then
 	echo "lint: checkpatch --strict or kernel-doc found problems" >&2
 	exit 1
 fi
-echo "lint: $n files clean (checkpatch --strict, kernel-doc)"
+echo "lint: $n files and patches clean (checkpatch --strict, kernel-doc)"

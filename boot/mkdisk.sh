@@ -5,9 +5,11 @@
 #	Stage the files every guest disk holds: real dynamically linked
 #	programs with their shared libraries (merged-/usr layout, as on the
 #	host), the selftest binaries and the guest-side runner.
-#   mkdisk.sh image <stage-dir> <image> <env-file> <run-file> [add-dir]
+#   mkdisk.sh image <stage-dir> <image> <env-file> <run-file> <tests-file>
+#                   [add-dir]
 #	Make an ext4 image of the stage plus the run's own files, with
-#	mke2fs -d (no root needed).  ADD's files land in /add.
+#	mke2fs -d (no root needed): the guest environment, the command to
+#	run, the selftests to run.  ADD's files land in /add.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -53,12 +55,14 @@ stage() {
 }
 
 image() {
-	local dir=$1 img=$2 env=$3 run=$4 add=${5:-}
+	local dir=$1 img=$2 env=$3 run=$4 tests=$5 add=${6:-}
 	local root=$img.root
 	rm -rf "$root" "$img"
 	cp -al "$dir" "$root"
 	cp "$env" "$root/guest/env"
 	cp "$run" "$root/guest/run.sh"
+	rm -f "$root/guest/tests.list"
+	cp "$tests" "$root/guest/tests.list"
 	mkdir -p "$root/add"
 	if [ -n "$add" ]; then
 		[ -d "$add" ] || { echo "mkdisk: ADD=$add is not a directory" >&2; exit 2; }

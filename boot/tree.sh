@@ -44,22 +44,6 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/t"
 
-# new files: "<repo path> <tree path>" pairs
-newfiles() {
-	local f rel
-	(cd "$repo" && find mm-replica policies Documentation selftests -type f 2>/dev/null) |
-	LC_ALL=C sort | while read -r f; do
-		case "$f" in
-		mm-replica/*.patch|mm-replica/series|*/README*) continue ;;
-		mm-replica/*)	rel=${f#mm-replica/} ;;
-		policies/*)	rel=mm/replica/policies/${f#policies/} ;;
-		selftests/*)	rel=tools/testing/selftests/replica/${f#selftests/} ;;
-		Documentation/*) rel=$f ;;
-		esac
-		echo "$f $rel"
-	done
-}
-
 npatches=0
 if [ -f "$repo/mm-replica/series" ]; then
 	while read -r p; do
@@ -93,7 +77,7 @@ while read -r src rel; do
 	mkdir -p "$stage/t/$(dirname "$rel")"
 	cp "$repo/$src" "$stage/t/$rel"
 	nnew=$((nnew + 1))
-done < <(newfiles)
+done < <("$repo/boot/newfiles.sh" "$repo")
 
 (cd "$stage/t" && find . -type f | sed 's#^\./##' | LC_ALL=C sort) > "$stage/want"
 

@@ -5,9 +5,10 @@
       Print every kernel splat in the guest console; exit 1 if any.
   verdict.py version <console.log> <kernel-build-dir>
       Exit 1 unless the guest booted exactly the kernel just built.
-  verdict.py tap <output.log> <expected-binaries>
-      Count the nested kselftest results; print "N passed, N failed,
-      N skipped"; exit 1 on any failure or on a stream that is cut short.
+  verdict.py tap <output.log> <expected-binaries> [<output.log> <n> ...]
+      Count the nested kselftest results of one or more guest boots; print
+      "N passed, N failed, N skipped" (one line per boot first when there
+      are several); exit 1 on any failure or on a stream that is cut short.
 """
 import re
 import sys
@@ -61,7 +62,8 @@ def version(console, build):
     return 1
 
 
-def tap(output, expected):
+def count(output, expected):
+    """(passed, failed, skipped, problems) of one guest boot's TAP stream."""
     lines = read_lines(output)
     passed = failed = skipped = 0
     plan = None
@@ -105,20 +107,34 @@ def tap(output, expected):
         problems.append("no TAP plan in the guest output")
     elif plan != expected:
         problems.append(f"the guest planned {plan} test binaries, "
-                        f"{expected} were built")
+                        f"{expected} were asked for")
     if results != expected:
         problems.append(f"{results} of {expected} test binaries reported")
         failed += max(0, expected - results)
     if passed + failed + skipped == 0:
         problems.append("no test ran")
         failed += 1
-    for p in problems:
-        print(f"verdict: {p}")
-    summary = f"{passed} passed, {failed} failed"
+    return passed, failed, skipped, problems
+
+
+def summary(passed, failed, skipped):
+    line = f"{passed} passed, {failed} failed"
     if skipped:
-        summary += f", {skipped} skipped"
-    print(summary)
-    return 1 if failed else 0
+        line += f", {skipped} skipped"
+    return line
+
+
+def tap(runs):
+    totals = [0, 0, 0]
+    for output, expected in runs:
+        passed, failed, skipped, problems = count(output, expected)
+        for p in problems:
+            print(f"verdict: {output}: {p}")
+        if len(runs) > 1:
+            print(f"# {output}: {summary(passed, failed, skipped)}")
+        totals = [totals[0] + passed, totals[1] + failed, totals[2] + skipped]
+    print(summary(*totals))
+    return 1 if totals[1] else 0
 
 
 def main(argv):
@@ -126,8 +142,9 @@ def main(argv):
         return splats(argv[2])
     if len(argv) == 4 and argv[1] == "version":
         return version(argv[2], argv[3])
-    if len(argv) == 4 and argv[1] == "tap":
-        return tap(argv[2], int(argv[3]))
+    if len(argv) >= 4 and len(argv) % 2 == 0 and argv[1] == "tap":
+        return tap([(argv[i], int(argv[i + 1]))
+                    for i in range(2, len(argv), 2)])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -4,16 +4,31 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <numaif.h>
+#include <linux/mempolicy.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "replica_util.h"
+
+long sys_move_pages(int pid, unsigned long count, void **pages,
+		    const int *nodes, int *status, int flags)
+{
+	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+}
+
+static long sys_set_mempolicy(int mode, const unsigned long *nodemask,
+			      unsigned long maxnode)
+{
+	return syscall(SYS_set_mempolicy, mode, nodemask, maxnode);
+}
 
 int nr_online_nodes(void)
 {
@@ -73,7 +88,7 @@ int bind_to_node(int node)
 		return -1;
 	if (sched_setaffinity(0, sizeof(set), &set))
 		return -1;
-	return set_mempolicy(MPOL_BIND, &mask, sizeof(mask) * 8);
+	return sys_set_mempolicy(MPOL_BIND, &mask, sizeof(mask) * 8);
 }
 
 int page_nodes(void *addr, size_t npages, int *status)
@@ -87,7 +102,7 @@ int page_nodes(void *addr, size_t npages, int *status)
 		return -1;
 	for (i = 0; i < npages; i++)
 		pages[i] = (char *)addr + i * page;
-	ret = move_pages(0, npages, pages, NULL, status, 0);
+	ret = sys_move_pages(0, npages, pages, NULL, status, 0);
 	free(pages);
 	return ret ? -1 : 0;
 }
@@ -172,10 +187,23 @@ off_t pattern_mismatch(const unsigned char *buf, size_t len, off_t start,
 	return -1;
 }
 
+pid_t fork_child(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		/* Never outlive a test that failed an assertion. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(102);
+	}
+	return pid;
+}
+
 int run_on_node(int node, int (*fn)(void *arg), void *arg)
 {
 	int status;
-	pid_t pid = fork();
+	pid_t pid = fork_child();
 
 	if (pid < 0)
 		return -1;
@@ -194,11 +222,29 @@ int run_on_node(int node, int (*fn)(void *arg), void *arg)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Page counts are kept per CPU and folded into the node's total now and
+ * then; fold them now, so that counts are exact (root only).
+ */
+static void vmstat_refresh(void)
+{
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			perror("stat_refresh");
+		close(fd);
+	}
+}
+
 long long vmstat_read(const char *name)
 {
 	char key[128];
 	long long val;
-	FILE *f = fopen("/proc/vmstat", "r");
+	FILE *f;
+
+	vmstat_refresh();
+	f = fopen("/proc/vmstat", "r");
 
 	if (!f)
 		return -1;
@@ -210,4 +256,140 @@ long long vmstat_read(const char *name)
 	}
 	fclose(f);
 	return -1;
+}
+
+long long node_vmstat_read(int node, const char *name)
+{
+	char path[96], key[128];
+	long long val;
+	FILE *f;
+
+	vmstat_refresh();
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/vmstat",
+		 node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%127s %lld", key, &val) == 2) {
+		if (!strcmp(key, name)) {
+			fclose(f);
+			return val;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+long long replica_pages_total(void)
+{
+	return vmstat_read("nr_replica_pages");
+}
+
+int policy_get(char *buf, size_t len)
+{
+	char line[256], *open, *close;
+	FILE *f = fopen("/sys/kernel/mm/replica/policy", "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	open = strchr(line, '[');
+	close = open ? strchr(open, ']') : NULL;
+	if (!close)
+		return -1;
+	*close = '\0';
+	snprintf(buf, len, "%s", open + 1);
+	return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	ssize_t len = strlen(text), done;
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return -1;
+	done = write(fd, text, len);
+	close(fd);
+	return done == len ? 0 : -1;
+}
+
+int policy_set(const char *name)
+{
+	return write_file("/sys/kernel/mm/replica/policy", name);
+}
+
+int drop_all_caches(void)
+{
+	sync();
+	return write_file("/proc/sys/vm/drop_caches", "3");
+}
+
+int page_pfns(void *addr, size_t npages, unsigned long long *pfns)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	off_t off = (unsigned long)addr / page * sizeof(unsigned long long);
+	ssize_t want = npages * sizeof(unsigned long long);
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	size_t i;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, pfns, want, off) != want) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	for (i = 0; i < npages; i++)
+		pfns[i] &= (1ULL << 55) - 1;
+	return 0;
+}
+
+static int touch_self_job(void *arg)
+{
+	char line[512], path[256];
+	unsigned long start, end;
+	unsigned long sum = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	(void)arg;
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = '\0';
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &start, &end,
+			   path) < 3 || path[0] != '/')
+			continue;
+		sum += touch_pages((const unsigned char *)start, end - start);
+	}
+	fclose(f);
+	return sum == 1 ? 2 : 0;
+}
+
+int warm_self_on_node(int node)
+{
+	return run_on_node(node, touch_self_job, NULL);
+}
+
+static int read_file_job(void *arg)
+{
+	return read_whole_file(*(int *)arg) ? 1 : 0;
+}
+
+int cache_file_on_node(int fd, int node)
+{
+	return run_on_node(node, read_file_job, &fd);
+}
+
+int policy_require(const char *name, char *prev, size_t len)
+{
+	if (policy_get(prev, len))
+		return -1;
+	if (!strcmp(prev, name))
+		return 0;
+	return policy_set(name);
 }

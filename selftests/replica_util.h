@@ -13,6 +13,10 @@
 
 #define PAGE_SIZE_4K	4096UL
 
+/* move_pages(2), without libnuma. */
+long sys_move_pages(int pid, unsigned long count, void **pages,
+		    const int *nodes, int *status, int flags);
+
 /* Number of online NUMA nodes; nodes are assumed numbered 0..n-1. */
 int nr_online_nodes(void);
 
@@ -56,9 +60,22 @@ unsigned long touch_pages(const unsigned char *p, size_t len);
 /* Read all of @fd with read(2), so its page cache is filled by the caller. */
 int read_whole_file(int fd);
 
+/* Fill the page cache of @fd from a task bound to @node; 0 on success. */
+int cache_file_on_node(int fd, int node);
+
+/*
+ * Make sure replication policy @name is current for a test: returns 0 and
+ * the previous policy in @prev, or -1 when the kernel has no replication
+ * or refuses the policy.
+ */
+int policy_require(const char *name, char *prev, size_t len);
+
 /* First offset where @buf differs from the pattern, or -1 if none. */
 off_t pattern_mismatch(const unsigned char *buf, size_t len, off_t start,
 		       unsigned int seed);
+
+/* fork(2) for a child that is killed when its parent dies. */
+pid_t fork_child(void);
 
 /*
  * Run @fn(@arg) in a child process bound to @node and return its exit
@@ -69,5 +86,33 @@ int run_on_node(int node, int (*fn)(void *arg), void *arg);
 
 /* Value of @name in /proc/vmstat, or -1 if absent. */
 long long vmstat_read(const char *name);
+
+/* Value of @name in node @node's vmstat, or -1 if absent. */
+long long node_vmstat_read(int node, const char *name);
+
+/* Sum of nr_replica_pages over all nodes. */
+long long replica_pages_total(void);
+
+/*
+ * The current replication policy, copied into @buf; -1 when the kernel
+ * has no /sys/kernel/mm/replica/policy.
+ */
+int policy_get(char *buf, size_t len);
+
+/* Switch the replication policy; 0 or -1 with errno set. */
+int policy_set(const char *name);
+
+/* echo 3 > /proc/sys/vm/drop_caches */
+int drop_all_caches(void);
+
+/* Page frame numbers of the pages at [addr, +npages), from pagemap. */
+int page_pfns(void *addr, size_t npages, unsigned long long *pfns);
+
+/*
+ * Fault in every page of this program's own file mappings from a child on
+ * @node, so that later children on that node find replicas of the test
+ * binary already made and counters move only for the files under test.
+ */
+int warm_self_on_node(int node);
 
 #endif

@@ -1,0 +1,24 @@
+#!/bin/bash
+# make check: boot the guest once per line of boot/check-boots, run that
+# boot's selftests, then judge all boots together.  The last line is the
+# total: "N passed, N failed[, N skipped]".
+#
+# Usage: check.sh <build-dir> <initramfs> <stage-dir> <out-dir>
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$1 initrd=$2 stage=$3 out=$4
+
+rm -rf "$out"
+mkdir -p "$out"
+runs=()
+rc=0
+while read -r policy tests; do
+	case $policy in ''|'#'*) continue ;; esac
+	echo "# boot: replica_policy=$policy, selftests: $tests"
+	POLICY=$policy TESTS=$tests \
+		"$here/qemu.sh" check "$build" "$initrd" "$stage" \
+		"$out/$policy" || rc=1
+	runs+=("$out/$policy/output.log" "$(grep -c . "$out/$policy/tests.list")")
+done < "$here/check-boots"
+"$here/verdict.py" tap "${runs[@]}" || rc=1
+exit $rc

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * NUMA page-cache replication: per-node, read-only copies of file pages.
+ *
+ * A replica is a copy of a page-cache folio (the original) on another NUMA
+ * node.  It is mapped into tasks on that node in place of the remote
+ * original, and exists only while nobody can write the file.  See
+ * Documentation/mm/replication.rst for the design.
+ */
+#ifndef _LINUX_REPLICA_H
+#define _LINUX_REPLICA_H
+
+#include <linux/fs.h>
+#include <linux/jump_label.h>
+#include <linux/list.h>
+#include <linux/numa.h>
+#include <linux/pagemap.h>
+#include <linux/types.h>
+
+struct vm_area_struct;
+struct vm_fault;
+
+/**
+ * struct replica_request - the question a policy is asked
+ * @vma: the mapping that takes a read fault
+ * @file: the file whose page cache is read
+ * @index: index of the page in the file
+ * @nid: node the replica would live on, the reader's node
+ */
+struct replica_request {
+	struct vm_area_struct *vma;
+	struct file *file;
+	pgoff_t index;
+	int nid;
+};
+
+/**
+ * enum replica_tier - the order in which reclaim takes replicas
+ * @REPLICA_TIER_FIRST: reclaimed first, least recently used first
+ * @REPLICA_TIER_LAST: reclaimed once no first-tier replica is left
+ * @REPLICA_NR_TIERS: number of tiers
+ */
+enum replica_tier {
+	REPLICA_TIER_FIRST,
+	REPLICA_TIER_LAST,
+	REPLICA_NR_TIERS,
+};
+
+/**
+ * struct replica_policy - decides what is replicated and what goes first
+ * @name: name used by replica_policy= and /sys/kernel/mm/replica/policy
+ * @want_fault: required; called under rcu_read_lock() for a read fault by
+ *	a task on node @req->nid on a page cached on another node.  Returns
+ *	true if that task should map a replica on its own node.  The core has
+ *	already checked that the file can be replicated at all (a regular file
+ *	on a block-device filesystem that nobody can write).
+ * @reclaim_tier: optional; called under rcu_read_lock() when a replica is
+ *	made, for the same request.  Returns the tier the replica joins; reclaim
+ *	empties REPLICA_TIER_FIRST before it touches REPLICA_TIER_LAST.  All
+ *	replicas are REPLICA_TIER_FIRST when it is NULL.
+ * @list: entry in the registry, owned by the core
+ *
+ * Policies are built in and never unregistered, so a reader that found the
+ * current policy under rcu_read_lock() may call it until rcu_read_unlock().
+ */
+struct replica_policy {
+	const char *name;
+	bool (*want_fault)(const struct replica_request *req);
+	enum replica_tier (*reclaim_tier)(const struct replica_request *req);
+	struct list_head list;
+};
+
+#ifdef CONFIG_MM_REPLICA
+
+DECLARE_STATIC_KEY_FALSE(replica_active);
+
+int replica_policy_register(struct replica_policy *policy);
+
+/**
+ * replica_mapping_init - initialise the replication state of a mapping
+ * @mapping: the address_space of an inode being set up
+ */
+static inline void replica_mapping_init(struct address_space *mapping)
+{
+	mapping->i_replicas = NULL;
+	atomic_set(&mapping->i_replica_block, 0);
+}
+
+void replica_mapping_release(struct address_space *mapping);
+
+void __replica_fault(struct vm_fault *vmf);
+
+/**
+ * replica_fault - map a local replica instead of a remote original
+ * @vmf: a read fault whose vmf->page is a locked, referenced page-cache page
+ *
+ * When the current policy wants it, replaces vmf->page with a locked and
+ * referenced replica on the faulting task's node, releasing the original.
+ * Leaves vmf->page alone otherwise.
+ */
+static inline void replica_fault(struct vm_fault *vmf)
+{
+	if (static_branch_unlikely(&replica_active))
+		__replica_fault(vmf);
+}
+
+/**
+ * struct replica_around - replication state of one fault-around pass
+ * @nid: node whose replicas to map, or NUMA_NO_NODE to map originals
+ * @may_create: the node takes new replicas, so a remote original without a
+ *	replica is left to the fault path rather than mapped
+ */
+struct replica_around {
+	int nid;
+	bool may_create;
+};
+
+void __replica_fault_around_start(struct vm_fault *vmf,
+				  struct replica_around *ra);
+
+/**
+ * replica_fault_around_start - decide how a fault-around pass replicates
+ * @vmf: the fault
+ * @ra: filled in for replica_fault_around_folio()
+ *
+ * Context: rcu_read_lock() held, as in filemap_map_pages().
+ */
+static inline void replica_fault_around_start(struct vm_fault *vmf,
+					      struct replica_around *ra)
+{
+	ra->nid = NUMA_NO_NODE;
+	ra->may_create = false;
+	if (static_branch_unlikely(&replica_active))
+		__replica_fault_around_start(vmf, ra);
+}
+
+struct folio *__replica_fault_around_folio(struct folio *original,
+					   const struct replica_around *ra);
+
+/**
+ * replica_fault_around_folio - the folio fault-around should map
+ * @original: a locked page-cache folio that fault-around is about to map
+ * @ra: the state from replica_fault_around_start()
+ *
+ * Context: rcu_read_lock() and the page table lock held.
+ * Return: @original, a locked and referenced local replica to map instead
+ * (release it with replica_fault_around_done()), or NULL to map nothing
+ * and leave the page to the fault path.
+ */
+static inline struct folio *
+replica_fault_around_folio(struct folio *original,
+			   const struct replica_around *ra)
+{
+	if (ra->nid == NUMA_NO_NODE)
+		return original;
+	return __replica_fault_around_folio(original, ra);
+}
+
+/**
+ * replica_fault_around_done - release what replica_fault_around_folio() gave
+ * @mapped: its return value
+ * @original: the original it was asked about
+ */
+static inline void replica_fault_around_done(struct folio *mapped,
+					     struct folio *original)
+{
+	if (mapped && mapped != original) {
+		folio_unlock(mapped);
+		folio_put(mapped);
+	}
+}
+
+void __replica_collapse_for_write(struct address_space *mapping);
+
+/**
+ * replica_collapse_for_write - drop every replica of a file opened for write
+ * @mapping: the file's mapping
+ *
+ * Context: the caller has made itself visible as a writer with a fully
+ * ordered increment of i_writecount (get_write_access()).
+ */
+static inline void replica_collapse_for_write(struct address_space *mapping)
+{
+	if (static_branch_unlikely(&replica_active))
+		__replica_collapse_for_write(mapping);
+}
+
+bool __replica_block_begin(struct address_space *mapping, pgoff_t first,
+			   pgoff_t last);
+
+/**
+ * replica_block_begin - stop replication of a mapping while it changes
+ * @mapping: the mapping about to be truncated or invalidated
+ * @first: first index that changes
+ * @last: last index that changes, inclusive
+ *
+ * Removes the replicas of [@first, @last] and keeps new replicas of the
+ * whole mapping from being made until replica_block_end().
+ *
+ * Return: the value to pass to replica_block_end().
+ */
+static inline bool replica_block_begin(struct address_space *mapping,
+				       pgoff_t first, pgoff_t last)
+{
+	if (!static_branch_unlikely(&replica_active))
+		return false;
+	return __replica_block_begin(mapping, first, last);
+}
+
+/**
+ * replica_block_end - allow replication again after replica_block_begin()
+ * @mapping: the mapping
+ * @blocked: what replica_block_begin() returned
+ */
+static inline void replica_block_end(struct address_space *mapping,
+				     bool blocked)
+{
+	if (blocked)
+		atomic_dec(&mapping->i_replica_block);
+}
+
+void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
+			     pgoff_t last);
+
+/**
+ * replica_drop_unmapped - free the unmapped replicas of a range
+ * @mapping: the mapping being invalidated
+ * @first: first index
+ * @last: last index, inclusive
+ *
+ * A replica holds a reference on its original; dropping the replicas that
+ * nobody maps lets invalidate_mapping_pages() evict the originals.
+ */
+static inline void replica_drop_unmapped(struct address_space *mapping,
+					 pgoff_t first, pgoff_t last)
+{
+	if (READ_ONCE(mapping->i_replicas))
+		__replica_drop_unmapped(mapping, first, last);
+}
+
+#else /* !CONFIG_MM_REPLICA */
+
+static inline void replica_mapping_init(struct address_space *mapping) { }
+static inline void replica_mapping_release(struct address_space *mapping) { }
+static inline void replica_fault(struct vm_fault *vmf) { }
+
+struct replica_around { };
+
+static inline void replica_fault_around_start(struct vm_fault *vmf,
+					      struct replica_around *ra) { }
+static inline struct folio *
+replica_fault_around_folio(struct folio *original,
+			   const struct replica_around *ra)
+{
+	return original;
+}
+
+static inline void replica_fault_around_done(struct folio *mapped,
+					     struct folio *original) { }
+static inline void replica_collapse_for_write(struct address_space *mapping) { }
+static inline bool replica_block_begin(struct address_space *mapping,
+				       pgoff_t first, pgoff_t last)
+{
+	return false;
+}
+
+static inline void replica_block_end(struct address_space *mapping,
+				     bool blocked) { }
+static inline void replica_drop_unmapped(struct address_space *mapping,
+					 pgoff_t first, pgoff_t last) { }
+
+#endif /* CONFIG_MM_REPLICA */
+#endif /* _LINUX_REPLICA_H */

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/mm/replica/: the policy file lists the policies with the
+ * current one in brackets, switches on a write of a known name, refuses
+ * unknown names and unprivileged writers, and switching to "none" drops
+ * every replica; max_percent caps the replicas of a node.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "replica_util.h"
+
+#define POLICY		"/sys/kernel/mm/replica/policy"
+#define MAX_PERCENT	"/sys/kernel/mm/replica/max_percent"
+#define NPAGES		64
+#define LEN		(NPAGES * PAGE_SIZE_4K)
+
+static int write_errno(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, text, strlen(text)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+FIXTURE(sysfs) {
+	char prev_policy[32];
+	char prev_percent[16];
+};
+
+FIXTURE_SETUP(sysfs)
+{
+	if (policy_get(self->prev_policy, sizeof(self->prev_policy)))
+		SKIP(return, "no %s: kernel without CONFIG_MM_REPLICA", POLICY);
+	ASSERT_EQ(0, read_text(MAX_PERCENT, self->prev_percent,
+			       sizeof(self->prev_percent)));
+}
+
+FIXTURE_TEARDOWN(sysfs)
+{
+	if (self->prev_policy[0])
+		policy_set(self->prev_policy);
+	if (self->prev_percent[0])
+		write_errno(MAX_PERCENT, self->prev_percent);
+}
+
+TEST_F(sysfs, lists_policies_with_the_current_in_brackets)
+{
+	char buf[256], cur[32];
+
+	ASSERT_EQ(0, read_text(POLICY, buf, sizeof(buf)));
+	TH_LOG("%s: %s", POLICY, buf);
+	ASSERT_EQ(0, strncmp(buf, "none", 4) && strncmp(buf, "[none]", 6));
+	ASSERT_NE(NULL, strstr(buf, "private"));
+	ASSERT_EQ('\n', buf[strlen(buf) - 1]);
+	ASSERT_NE(NULL, strchr(buf, '['));
+	ASSERT_EQ(strchr(buf, '['), strrchr(buf, '['));
+
+	ASSERT_EQ(0, policy_set("none"));
+	ASSERT_EQ(0, read_text(POLICY, buf, sizeof(buf)));
+	ASSERT_EQ(0, strncmp(buf, "[none] private", 14));
+	ASSERT_EQ(0, policy_set("private\n"));
+	ASSERT_EQ(0, policy_get(cur, sizeof(cur)));
+	ASSERT_STREQ("private", cur);
+}
+
+TEST_F(sysfs, unknown_name_is_einval)
+{
+	char cur[32];
+
+	ASSERT_EQ(EINVAL, write_errno(POLICY, "bogus"));
+	ASSERT_EQ(EINVAL, write_errno(POLICY, "\n"));
+	ASSERT_EQ(EINVAL, write_errno(POLICY, "private extra"));
+	ASSERT_EQ(0, policy_get(cur, sizeof(cur)));
+	ASSERT_STREQ(self->prev_policy, cur);
+}
+
+TEST_F(sysfs, unprivileged_writer_is_refused)
+{
+	int status;
+	pid_t pid = fork_child();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(write_errno(POLICY, "none") == EACCES &&
+		      write_errno(MAX_PERCENT, "50") == EACCES ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_F(sysfs, max_percent_rejects_bad_values)
+{
+	char buf[16];
+
+	ASSERT_EQ(EINVAL, write_errno(MAX_PERCENT, "101"));
+	ASSERT_EQ(EINVAL, write_errno(MAX_PERCENT, "-1"));
+	ASSERT_EQ(EINVAL, write_errno(MAX_PERCENT, "ten"));
+	ASSERT_EQ(0, read_text(MAX_PERCENT, buf, sizeof(buf)));
+	ASSERT_STREQ(self->prev_percent, buf);
+}
+
+struct holder {
+	int fd;
+	int ready;
+	int go;
+	int *status;		/* shared, NPAGES */
+};
+
+/*
+ * On node 1: map and touch, report, wait; then touch again and report
+ * where the pages live now.
+ */
+static int holder_job(void *arg)
+{
+	struct holder *h = arg;
+	unsigned char *p;
+	char c;
+
+	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, h->fd, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	touch_pages(p, LEN);
+	if (page_nodes(p, NPAGES, h->status) ||
+	    write(h->ready, "r", 1) != 1 || read(h->go, &c, 1) != 1)
+		return 3;
+	if (page_nodes(p, NPAGES, h->status + NPAGES))
+		return 4;
+	touch_pages(p, LEN);
+	if (page_nodes(p, NPAGES, h->status + 2 * NPAGES))
+		return 5;
+	return pattern_mismatch(p, LEN, 0, 9) >= 0 ? 6 : 0;
+}
+
+TEST_F(sysfs, switching_to_none_drops_every_replica)
+{
+	int ready[2], go[2], status, fd;
+	char path[64];
+	struct holder h;
+	pid_t pid;
+	char c;
+
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes");
+	ASSERT_EQ(0, policy_set("private"));
+	snprintf(path, sizeof(path), "sysfs.%d", getpid());
+	fd = make_test_file(path, NPAGES, 9);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, cache_file_on_node(fd, 0));
+	h.status = mmap(NULL, 3 * NPAGES * sizeof(int), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, h.status);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	h.fd = fd;
+	h.ready = ready[1];
+	h.go = go[0];
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(run_on_node(1, holder_job, &h));
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(NPAGES, count_on_node(h.status, NPAGES, 1));
+	ASSERT_LT(0, replica_pages_total());
+
+	ASSERT_EQ(0, policy_set("none"));
+	ASSERT_EQ(0, replica_pages_total());
+
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* Unmapped at the switch, then the originals on the next fault. */
+	ASSERT_EQ(NPAGES, count_on_node(h.status + NPAGES, NPAGES, -ENOENT));
+	ASSERT_EQ(NPAGES, count_on_node(h.status + 2 * NPAGES, NPAGES, 0));
+	close(fd);
+	unlink(path);
+}
+
+TEST_F(sysfs, max_percent_zero_makes_no_replica)
+{
+	long long fail0;
+	int ready[2], go[2], status, fd;
+	char path[64];
+	struct holder h;
+	pid_t pid;
+	char c;
+
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes");
+	ASSERT_EQ(0, policy_set("private"));
+	ASSERT_EQ(0, write_errno(MAX_PERCENT, "0"));
+	snprintf(path, sizeof(path), "sysfs.%d", getpid());
+	fd = make_test_file(path, NPAGES, 9);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, cache_file_on_node(fd, 0));
+	h.status = mmap(NULL, 3 * NPAGES * sizeof(int), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, h.status);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	h.fd = fd;
+	h.ready = ready[1];
+	h.go = go[0];
+	fail0 = vmstat_read("replica_alloc_fail");
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(run_on_node(1, holder_job, &h));
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(NPAGES, count_on_node(h.status, NPAGES, 0));
+	ASSERT_LE(fail0 + 1, vmstat_read("replica_alloc_fail"));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	close(fd);
+	unlink(path);
+}
+
+TEST_HARNESS_MAIN

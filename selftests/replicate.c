@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A file cached on node 0 and mapped MAP_PRIVATE by a task on node 1 is
+ * mapped from replicas on node 1, with the same bytes; a second task on
+ * node 1 maps the same replicas; fault-around never maps a remote page
+ * where a replica should be used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "replica_util.h"
+
+#define NPAGES	64
+#define SEED	0x7e91
+
+struct map_job {
+	int fd;
+	size_t touch;				/* pages to touch from 0 */
+	int *status;				/* NPAGES, shared */
+	unsigned long long *pfns;		/* NPAGES, shared */
+	long long *bad;				/* first wrong offset, shared */
+};
+
+/* Map the file, touch @touch pages, report nodes, PFNs and wrong bytes. */
+static int map_job(void *arg)
+{
+	struct map_job *job = arg;
+	size_t len = NPAGES * PAGE_SIZE_4K;
+	unsigned char *p;
+
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, job->fd, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	touch_pages(p, job->touch * PAGE_SIZE_4K);
+	if (page_nodes(p, NPAGES, job->status))
+		return 3;
+	if (job->pfns && page_pfns(p, NPAGES, job->pfns))
+		return 4;
+	*job->bad = pattern_mismatch(p, job->touch * PAGE_SIZE_4K, 0, SEED);
+	munmap(p, len);
+	return 0;
+}
+
+FIXTURE(replicate) {
+	char path[64];
+	char prev_policy[32];
+	int fd;
+	struct map_job job;
+};
+
+FIXTURE_SETUP(replicate)
+{
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
+		     nr_online_nodes());
+	if (policy_require("private", self->prev_policy,
+			   sizeof(self->prev_policy)))
+		SKIP(return, "no replication policy \"private\" in this kernel");
+	snprintf(self->path, sizeof(self->path), "replicate.%d", getpid());
+	self->fd = make_test_file(self->path, NPAGES, SEED);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, cache_file_on_node(self->fd, 0));
+	/* Replicas of this program itself must not disturb the counters. */
+	ASSERT_EQ(0, warm_self_on_node(1));
+
+	self->job.fd = self->fd;
+	self->job.touch = NPAGES;
+	self->job.status = mmap(NULL, NPAGES * sizeof(int) +
+				2 * NPAGES * sizeof(unsigned long long) +
+				sizeof(long long), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->job.status);
+	self->job.pfns = (unsigned long long *)(self->job.status + NPAGES);
+	self->job.bad = (long long *)(self->job.pfns + 2 * NPAGES);
+}
+
+FIXTURE_TEARDOWN(replicate)
+{
+	if (self->path[0]) {
+		close(self->fd);
+		unlink(self->path);
+	}
+	if (self->prev_policy[0])
+		policy_set(self->prev_policy);
+}
+
+TEST_F(replicate, node1_maps_local_replicas_of_node0_cache)
+{
+	long long pages0 = node_vmstat_read(1, "nr_replica_pages");
+	long long alloc0 = vmstat_read("replica_alloc");
+	unsigned long long *first = self->job.pfns + NPAGES;
+	long long map0, alloc1;
+	int i;
+
+	ASSERT_LE(0, pages0);
+	/* The originals live on node 0 ... */
+	ASSERT_EQ(0, run_on_node(0, map_job, &self->job));
+	ASSERT_EQ(NPAGES, count_on_node(self->job.status, NPAGES, 0));
+
+	/* ... and a task on node 1 gets every page from node 1. */
+	ASSERT_EQ(0, run_on_node(1, map_job, &self->job));
+	for (i = 0; i < NPAGES; i++)
+		if (self->job.status[i] != 1)
+			TH_LOG("page %d is on node %d", i, self->job.status[i]);
+	ASSERT_EQ(NPAGES, count_on_node(self->job.status, NPAGES, 1));
+	ASSERT_EQ(-1, *self->job.bad);
+	ASSERT_LE(pages0 + NPAGES, node_vmstat_read(1, "nr_replica_pages"));
+	alloc1 = vmstat_read("replica_alloc");
+	ASSERT_LE(alloc0 + NPAGES, alloc1);
+	memcpy(first, self->job.pfns, NPAGES * sizeof(*first));
+
+	/* A second task on node 1 maps the same replicas: none is made. */
+	map0 = vmstat_read("replica_map");
+	ASSERT_EQ(0, run_on_node(1, map_job, &self->job));
+	ASSERT_EQ(NPAGES, count_on_node(self->job.status, NPAGES, 1));
+	ASSERT_EQ(-1, *self->job.bad);
+	ASSERT_EQ(0, memcmp(first, self->job.pfns, NPAGES * sizeof(*first)));
+	ASSERT_LE(map0 + NPAGES, vmstat_read("replica_map"));
+	ASSERT_EQ(alloc1, vmstat_read("replica_alloc"));
+}
+
+TEST_F(replicate, node0_maps_its_local_originals)
+{
+	long long alloc0 = vmstat_read("replica_alloc");
+
+	ASSERT_EQ(0, run_on_node(0, map_job, &self->job));
+	ASSERT_EQ(NPAGES, count_on_node(self->job.status, NPAGES, 0));
+	ASSERT_EQ(-1, *self->job.bad);
+	ASSERT_EQ(alloc0, vmstat_read("replica_alloc"));
+}
+
+TEST_F(replicate, fault_around_maps_no_remote_page)
+{
+	int i, mapped = 0;
+
+	/* One touch: fault-around would map the neighbours as well. */
+	self->job.touch = 1;
+	ASSERT_EQ(0, run_on_node(1, map_job, &self->job));
+	ASSERT_EQ(1, self->job.status[0]);
+	for (i = 0; i < NPAGES; i++) {
+		if (self->job.status[i] == -ENOENT)
+			continue;
+		mapped++;
+		if (self->job.status[i] != 1)
+			TH_LOG("page %d mapped from node %d", i,
+			       self->job.status[i]);
+		ASSERT_EQ(1, self->job.status[i]);
+	}
+	TH_LOG("%d of %d pages mapped by one fault", mapped, NPAGES);
+
+	/* Once the replicas exist, fault-around maps them. */
+	self->job.touch = NPAGES;
+	ASSERT_EQ(0, run_on_node(1, map_job, &self->job));
+	self->job.touch = 1;
+	ASSERT_EQ(0, run_on_node(1, map_job, &self->job));
+	for (i = 0, mapped = 0; i < NPAGES; i++)
+		mapped += self->job.status[i] == 1;
+	TH_LOG("%d of %d replicas mapped by one fault", mapped, NPAGES);
+	ASSERT_LT(1, mapped);
+	ASSERT_EQ(0, count_on_node(self->job.status, NPAGES, 0));
+}
+
+TEST_HARNESS_MAIN
