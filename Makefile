@@ -46,17 +46,22 @@ selftests: kernel
 initramfs: tree
 	@boot/mkinitramfs.sh $(TREE) $(CURDIR) $(OUT)/initramfs.cpio
 
-image: selftests initramfs
-	@boot/mkdisk.sh stage $(OUT)/disk $(OUT)/selftests \
+$(OUT)/tools/pagenodes: boot/tools/pagenodes.c
+	@mkdir -p $(@D)
+	gcc -static -O2 -Wall -Werror -o $@ $<
+
+image: selftests initramfs $(OUT)/tools/pagenodes
+	@boot/mkdisk.sh stage $(OUT)/disk $(OUT)/selftests $(OUT)/tools \
 		$$($(MAKE) -s -C $(SELFTESTS_SRC) --eval \
 		'print-tests: ; @echo $$(notdir $$(TEST_GEN_PROGS))' print-tests)
 
 check: kernel image
 	@boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/check
 
+# make run shows replication: the policy is private unless POLICY says.
 run: kernel image
-	@boot/qemu.sh run $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
-		$(OUT)/run boot/demo.sh
+	@POLICY=$${POLICY:-private} boot/qemu.sh run $(BUILD) \
+		$(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/run boot/demo.sh
 
 guest: kernel image
 	@if [ -z "$$RUN" ]; then echo "make guest: say what to run: RUN='command'" >&2; exit 2; fi

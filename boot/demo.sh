@@ -1,10 +1,40 @@
-# `make run`: what the NUMA guest looks like.  Runs in the guest under sh.
-echo "== NUMA topology of the guest"
-numactl --hardware
+# `make run`: NUMA page-cache replication at work.  Runs in the guest (sh).
+echo "== The guest: $(ls -d /sys/devices/system/node/node* | wc -l) NUMA nodes"
+numactl --hardware | grep -E '^node [0-9]+ (cpus|size)'
+policy=$(cat /sys/kernel/mm/replica/policy 2>/dev/null ||
+	echo "none (this kernel has no CONFIG_MM_REPLICA)")
+echo "== Replication policy: $policy"
 echo
-echo "== a dynamically linked program from the ext4 disk, on each node"
-for node in $(seq 0 $(($(ls -d /sys/devices/system/node/node* | wc -l) - 1))); do
-	printf 'node %s: ' "$node"
-	numactl --cpunodebind="$node" --membind="$node" \
-		sh -c 'sha256sum /usr/bin/bash | cut -c1-16; grep -h " /usr/bin/bash" /proc/self/numa_maps 2>/dev/null | head -n 1' 
-done
+
+# A shell workload from the ext4 disk: bash, coreutils, gawk, glibc.
+workload='seq 1 20000 | sort -rn | gawk "{ s += \$1 } END { printf \"sum %d, \", s }"
+	sha256sum /usr/bin/bash | cut -c1-16
+	/usr/bin/sleep 3 & wait'
+
+run_on() {
+	numactl --cpunodebind="$1" --membind="$1" bash -c "$workload" &
+	pid=$!
+	# Let it reach its sleep, then show where its text lives.
+	sleep 2
+	pagenodes "$pid" $(pidof sleep)
+	wait "$pid"
+}
+
+counters() {
+	echo 1 > /proc/sys/vm/stat_refresh
+	for n in /sys/devices/system/node/node*; do
+		printf '  %s: nr_replica_pages %s\n' "${n##*/}" \
+			"$(grep nr_replica_pages "$n/vmstat" | cut -d' ' -f2)"
+	done
+	grep -E '^replica_' /proc/vmstat | sed 's/^/  /'
+}
+
+echo 3 > /proc/sys/vm/drop_caches
+echo "== The workload on node 0: the first run caches programs and libraries there"
+run_on 0 > /tmp/run0 2>&1; cat /tmp/run0
+echo
+echo "== The same workload on node 1"
+run_on 1 > /tmp/run1 2>&1; cat /tmp/run1
+echo
+echo "== Replication counters"
+counters

@@ -33,7 +33,9 @@ n=0
 patches=$(grep -v -e '^#' -e '^$' mm-replica/series 2>/dev/null || true)
 for p in $patches; do
 	n=$((n + 1))
-	"${checkpatch[@]}" "mm-replica/$p" || fail=1
+	# An absolute path: checkpatch takes a relative path git tracks for a
+	# source file, not a patch.
+	"${checkpatch[@]}" "$repo/mm-replica/$p" || fail=1
 done
 
 # All of our change as one patch, with new files at their kernel-tree

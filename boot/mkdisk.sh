@@ -1,10 +1,11 @@
 #!/bin/bash
 # Guest disk.
 #
-#   mkdisk.sh stage <stage-dir> <selftests-dir> <tests...>
+#   mkdisk.sh stage <stage-dir> <selftests-dir> <tools-dir> <tests...>
 #	Stage the files every guest disk holds: real dynamically linked
 #	programs with their shared libraries (merged-/usr layout, as on the
-#	host), the selftest binaries and the guest-side runner.
+#	host), our tools (in /usr/local/bin), the selftest binaries and the
+#	guest-side runner.
 #   mkdisk.sh image <stage-dir> <image> <env-file> <run-file> <tests-file>
 #                   [add-dir]
 #	Make an ext4 image of the stage plus the run's own files, with
@@ -19,12 +20,13 @@ programs=(bash ls cat cp mv rm sort uniq wc head tail tr cut sed grep gawk
 	  numactl taskset true false)
 
 stage() {
-	local dir=$1 tests=$2
-	shift 2
+	local dir=$1 tests=$2 tools=$3
+	shift 3
 	local tmp=$dir.tmp
 	rm -rf "$tmp"
 	mkdir -p "$tmp/usr/bin" "$tmp/usr/lib/x86_64-linux-gnu" "$tmp/lib64" \
-		"$tmp/tests" "$tmp/guest"
+		"$tmp/usr/local/bin" "$tmp/tests" "$tmp/guest"
+	cp "$tools"/* "$tmp/usr/local/bin/"
 	ln -s usr/lib "$tmp/lib"
 
 	local p path libs=()

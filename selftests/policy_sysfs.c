@@ -244,4 +244,83 @@ TEST_F(sysfs, max_percent_zero_makes_no_replica)
 	unlink(path);
 }
 
+/* Pages managed by node @node's zones, from zoneinfo. */
+static long node_managed_pages(int node)
+{
+	char line[256];
+	long total = 0, val;
+	int cur = -1, n;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone", &n) == 1)
+			cur = n;
+		else if (cur == node &&
+			 sscanf(line, " managed %ld", &val) == 1)
+			total += val;
+	}
+	fclose(f);
+	return total;
+}
+
+struct big_map {
+	int fd;
+	size_t pages;
+	int on_node1;
+};
+
+static int big_map_job(void *arg)
+{
+	struct big_map *b = arg;
+	size_t len = b->pages * PAGE_SIZE_4K;
+	int *status = calloc(b->pages, sizeof(int));
+	unsigned char *p;
+
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, b->fd, 0);
+	if (p == MAP_FAILED || !status)
+		return 2;
+	touch_pages(p, len);
+	if (page_nodes(p, b->pages, status))
+		return 3;
+	b->on_node1 = count_on_node(status, b->pages, 1);
+	return 0;
+}
+
+TEST_F(sysfs, max_percent_caps_the_replicas_of_a_node)
+{
+	long long replicas0, replicas;
+	struct big_map *b;
+	long cap;
+	char path[64];
+
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes");
+	ASSERT_EQ(0, policy_set("private"));
+	ASSERT_EQ(0, write_errno(MAX_PERCENT, "1"));
+	cap = node_managed_pages(1) / 100;
+	replicas0 = node_vmstat_read(1, "nr_replica_pages");
+	ASSERT_GT(cap, replicas0);
+	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, b);
+	/* Twice what the cap leaves room for. */
+	b->pages = 2 * (cap - replicas0);
+	snprintf(path, sizeof(path), "cap.%d", getpid());
+	b->fd = make_test_file(path, b->pages, 4);
+	ASSERT_LE(0, b->fd);
+	ASSERT_EQ(0, cache_file_on_node(b->fd, 0));
+	ASSERT_EQ(0, run_on_node(1, big_map_job, b));
+	replicas = node_vmstat_read(1, "nr_replica_pages");
+	TH_LOG("cap %ld pages: %lld replica pages on node 1, %d of %zu pages of the file there",
+	       cap, replicas, b->on_node1, b->pages);
+	/* The cap reads per-CPU counters: allow their drift. */
+	ASSERT_GE(cap + 128, replicas);
+	ASSERT_LE(cap / 2, b->on_node1);
+	ASSERT_GT(b->pages, (size_t)b->on_node1);
+	close(b->fd);
+	unlink(path);
+}
+
 TEST_HARNESS_MAIN
