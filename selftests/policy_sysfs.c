@@ -132,7 +132,8 @@ struct holder {
 	int fd;
 	int ready;
 	int go;
-	int *status;		/* shared, NPAGES */
+	int mlock;		/* mlock() the mapping once it is touched */
+	int *status;		/* shared, 3 * NPAGES */
 };
 
 /*
@@ -149,6 +150,8 @@ static int holder_job(void *arg)
 	if (p == MAP_FAILED)
 		return 2;
 	touch_pages(p, LEN);
+	if (h->mlock && mlock(p, LEN))
+		return 7;
 	if (page_nodes(p, NPAGES, h->status) ||
 	    write(h->ready, "r", 1) != 1 || read(h->go, &c, 1) != 1)
 		return 3;
@@ -160,7 +163,8 @@ static int holder_job(void *arg)
 	return pattern_mismatch(p, LEN, 0, 9) >= 0 ? 6 : 0;
 }
 
-TEST_F(sysfs, switching_to_none_drops_every_replica)
+static void switch_to_none_with_holder(struct __test_metadata *_metadata,
+				       int mlocked)
 {
 	int ready[2], go[2], status, fd;
 	char path[64];
@@ -183,6 +187,7 @@ TEST_F(sysfs, switching_to_none_drops_every_replica)
 	h.fd = fd;
 	h.ready = ready[1];
 	h.go = go[0];
+	h.mlock = mlocked;
 	pid = fork_child();
 	ASSERT_LE(0, pid);
 	if (!pid)
@@ -202,6 +207,17 @@ TEST_F(sysfs, switching_to_none_drops_every_replica)
 	ASSERT_EQ(NPAGES, count_on_node(h.status + 2 * NPAGES, NPAGES, 0));
 	close(fd);
 	unlink(path);
+}
+
+TEST_F(sysfs, switching_to_none_drops_every_replica)
+{
+	switch_to_none_with_holder(_metadata, 0);
+}
+
+/* An mlocked mapping does not keep its replicas, nor stall the switch. */
+TEST_F(sysfs, switching_to_none_drops_mlocked_replicas)
+{
+	switch_to_none_with_holder(_metadata, 1);
 }
 
 TEST_F(sysfs, max_percent_zero_makes_no_replica)
@@ -229,6 +245,7 @@ TEST_F(sysfs, max_percent_zero_makes_no_replica)
 	h.fd = fd;
 	h.ready = ready[1];
 	h.go = go[0];
+	h.mlock = 0;
 	fail0 = vmstat_read("replica_alloc_fail");
 	pid = fork_child();
 	ASSERT_LE(0, pid);

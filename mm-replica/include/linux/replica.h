@@ -185,8 +185,8 @@ static inline void replica_collapse_for_write(struct address_space *mapping)
 		__replica_collapse_for_write(mapping);
 }
 
-bool __replica_block_begin(struct address_space *mapping, pgoff_t first,
-			   pgoff_t last);
+void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
+			      pgoff_t last);
 
 /**
  * replica_block_begin - stop replication of a mapping while it changes
@@ -195,28 +195,27 @@ bool __replica_block_begin(struct address_space *mapping, pgoff_t first,
  * @last: last index that changes, inclusive
  *
  * Removes the replicas of [@first, @last] and keeps new replicas of the
- * whole mapping from being made until replica_block_end().
- *
- * Return: the value to pass to replica_block_end().
+ * whole mapping from being made until replica_block_end().  Not behind the
+ * static key: a truncation that began while replication was off must still
+ * hold off the replicas of a policy switched on meanwhile.
  */
-static inline bool replica_block_begin(struct address_space *mapping,
+static inline void replica_block_begin(struct address_space *mapping,
 				       pgoff_t first, pgoff_t last)
 {
-	if (!static_branch_unlikely(&replica_active))
-		return false;
-	return __replica_block_begin(mapping, first, last);
+	atomic_inc(&mapping->i_replica_block);
+	/* Pairs with the full barrier of a replica maker after publishing. */
+	smp_mb__after_atomic();
+	if (READ_ONCE(mapping->i_replicas))
+		__replica_collapse_range(mapping, first, last);
 }
 
 /**
  * replica_block_end - allow replication again after replica_block_begin()
  * @mapping: the mapping
- * @blocked: what replica_block_begin() returned
  */
-static inline void replica_block_end(struct address_space *mapping,
-				     bool blocked)
+static inline void replica_block_end(struct address_space *mapping)
 {
-	if (blocked)
-		atomic_dec(&mapping->i_replica_block);
+	atomic_dec(&mapping->i_replica_block);
 }
 
 void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
@@ -258,14 +257,9 @@ replica_fault_around_folio(struct folio *original,
 static inline void replica_fault_around_done(struct folio *mapped,
 					     struct folio *original) { }
 static inline void replica_collapse_for_write(struct address_space *mapping) { }
-static inline bool replica_block_begin(struct address_space *mapping,
-				       pgoff_t first, pgoff_t last)
-{
-	return false;
-}
-
-static inline void replica_block_end(struct address_space *mapping,
-				     bool blocked) { }
+static inline void replica_block_begin(struct address_space *mapping,
+				       pgoff_t first, pgoff_t last) { }
+static inline void replica_block_end(struct address_space *mapping) { }
 static inline void replica_drop_unmapped(struct address_space *mapping,
 					 pgoff_t first, pgoff_t last) { }
 

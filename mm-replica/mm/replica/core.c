@@ -9,7 +9,9 @@
  * write.  It is never in i_pages and never on an LRU list: the store (per
  * mapping, per node, by index) owns one reference on it and it owns one
  * reference on its original, so the original stays in the page cache while
- * it has replicas (reclaim, invalidation and migration leave it alone).
+ * it has replicas (reclaim and invalidation leave it alone).  Originals that
+ * must stay migratable (CMA, ZONE_MOVABLE, isolated for offlining) are not
+ * replicated.
  * folio->mapping and folio->index are those of the original, so that the
  * file rmap finds its mappings; folio->private points at the original and
  * carries the reclaim tier; folio->lru links it on the shrinker's list.
@@ -41,6 +43,7 @@
 #include <linux/slab.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/vmstat.h>
+#include <uapi/linux/magic.h>
 
 #include "internal.h"
 
@@ -61,6 +64,8 @@
 #define REPLICA_COLLAPSE_BATCH		32
 
 static struct list_lru replica_lru[REPLICA_NR_TIERS];
+/* Replicas in all stores, exactly: the node counters drift per CPU. */
+static atomic_long_t replica_count = ATOMIC_LONG_INIT(0);
 
 static struct folio *replica_original(struct folio *replica)
 {
@@ -74,14 +79,30 @@ static enum replica_tier replica_tier(struct folio *replica)
 		REPLICA_TIER_LAST : REPLICA_TIER_FIRST;
 }
 
-/* Files whose page cache only changes through this kernel's writers. */
+/*
+ * Files whose page cache only changes through this kernel's writers: not
+ * network filesystems, and not fuseblk either, whose server may store into
+ * the page cache (FUSE_NOTIFY_STORE).
+ */
 static bool replica_mapping_ok(struct address_space *mapping)
 {
 	struct inode *inode = mapping->host;
+	struct super_block *sb = inode->i_sb;
 
 	return S_ISREG(inode->i_mode) && !shmem_mapping(mapping) &&
 	       !IS_DAX(inode) && !IS_SWAPFILE(inode) &&
-	       (inode->i_sb->s_type->fs_flags & FS_REQUIRES_DEV);
+	       (sb->s_type->fs_flags & FS_REQUIRES_DEV) &&
+	       sb->s_magic != FUSE_SUPER_MAGIC;
+}
+
+/*
+ * Originals a replica may hold: uptodate single pages that need not stay
+ * migratable, since the replica's reference keeps them from moving.
+ */
+static bool replica_original_ok(struct folio *original)
+{
+	return !folio_test_large(original) && folio_test_uptodate(original) &&
+	       folio_is_longterm_pinnable(original);
 }
 
 static bool replica_vma_ok(struct vm_area_struct *vma)
@@ -213,6 +234,7 @@ static void replica_unlink(struct replica_tree *tree, struct folio *replica,
 		list_lru_del(&replica_lru[replica_tier(replica)],
 			     &replica->lru, nid, folio_memcg(replica));
 	mod_node_page_state(folio_pgdat(replica), NR_REPLICA_PAGES, -1);
+	atomic_long_dec(&replica_count);
 }
 
 /*
@@ -231,8 +253,8 @@ static void replica_release(struct folio *replica)
 	folio_put(replica);
 }
 
-/* Whether a replica published for @policy must go again. */
-static bool replica_refused(struct address_space *mapping,
+/* Whether a replica of @original published for @policy must go again. */
+static bool replica_refused(struct folio *original,
 			    const struct replica_policy *policy)
 {
 	/*
@@ -242,7 +264,12 @@ static bool replica_refused(struct address_space *mapping,
 	 * either they find this replica, or we find them.
 	 */
 	smp_mb();
-	return replica_writers(mapping) ||
+	/*
+	 * A pin for DMA may write the original after its mapping and file
+	 * are gone; a new pin needs a writable mapping, which is a writer.
+	 */
+	return replica_writers(original->mapping) ||
+	       folio_maybe_dma_pinned(original) ||
 	       rcu_access_pointer(replica_current) != policy;
 }
 
@@ -291,8 +318,9 @@ static struct folio *replica_create(struct replica_tree *tree,
 	list_lru_add(&replica_lru[tier], &replica->lru, req->nid,
 		     folio_memcg(replica));
 	mod_node_page_state(NODE_DATA(req->nid), NR_REPLICA_PAGES, 1);
+	atomic_long_inc(&replica_count);
 
-	if (replica_refused(mapping, policy)) {
+	if (replica_refused(original, policy)) {
 		replica_unlink(tree, replica, true);
 		replica_release(replica);
 		return NULL;
@@ -306,110 +334,6 @@ fail_put:
 fail:
 	count_vm_event(REPLICA_ALLOC_FAIL);
 	return NULL;
-}
-
-void __replica_fault(struct vm_fault *vmf)
-{
-	struct folio *original = page_folio(vmf->page);
-	struct vm_area_struct *vma = vmf->vma;
-	const struct replica_policy *policy;
-	struct address_space *mapping;
-	struct replica_request req;
-	struct replica_tree *tree;
-	enum replica_tier tier;
-	struct folio *replica;
-
-	if (!replica_vma_ok(vma))
-		return;
-	mapping = vma->vm_file->f_mapping;
-	if (original->mapping != mapping || folio_test_large(original) ||
-	    !folio_test_uptodate(original))
-		return;
-	req.nid = numa_mem_id();
-	if (folio_nid(original) == req.nid || replica_writers(mapping))
-		return;
-	req.vma = vma;
-	req.file = vma->vm_file;
-	req.index = original->index;
-	policy = replica_policy_wants(&req, &tier);
-	if (!policy)
-		return;
-
-	tree = replica_tree_get(mapping);
-	if (!tree) {
-		count_vm_event(REPLICA_ALLOC_FAIL);
-		return;
-	}
-	replica = replica_find_get(tree, req.nid, req.index);
-	if (replica) {
-		folio_lock(replica);
-		if (!replica_in_store(tree, replica, req.nid, req.index)) {
-			folio_unlock(replica);
-			folio_put(replica);
-			return;
-		}
-		folio_set_referenced(replica);
-		count_vm_event(REPLICA_MAP);
-	} else if (replica_node_has_room(req.nid)) {
-		replica = replica_create(tree, original, &req, policy, tier);
-		if (!replica)
-			return;
-	} else {
-		count_vm_event(REPLICA_ALLOC_FAIL);
-		return;
-	}
-
-	folio_unlock(original);
-	folio_put(original);
-	vmf->page = &replica->page;
-}
-
-void __replica_fault_around_start(struct vm_fault *vmf,
-				  struct replica_around *ra)
-{
-	struct vm_area_struct *vma = vmf->vma;
-	struct replica_request req;
-
-	if (!replica_vma_ok(vma) || replica_writers(vma->vm_file->f_mapping))
-		return;
-	req.vma = vma;
-	req.file = vma->vm_file;
-	req.index = vmf->pgoff;
-	req.nid = numa_mem_id();
-	if (!replica_policy_wants(&req, NULL))
-		return;
-	ra->nid = req.nid;
-	ra->may_create = replica_node_has_room(req.nid);
-}
-
-struct folio *__replica_fault_around_folio(struct folio *original,
-					   const struct replica_around *ra)
-{
-	struct replica_tree *tree;
-	struct folio *replica;
-
-	if (folio_nid(original) == ra->nid || folio_test_large(original))
-		return original;
-	tree = READ_ONCE(original->mapping->i_replicas);
-	replica = tree ? replica_find_get(tree, ra->nid, original->index) :
-		NULL;
-	if (replica) {
-		if (folio_trylock(replica)) {
-			if (replica_in_store(tree, replica, ra->nid,
-					     original->index)) {
-				folio_set_referenced(replica);
-				count_vm_event(REPLICA_MAP);
-				return replica;
-			}
-			folio_unlock(replica);
-		}
-		folio_put(replica);
-	}
-	/* A replica is wanted but cannot be mapped now: let the fault decide. */
-	if (ra->may_create)
-		return NULL;
-	count_vm_event(REPLICA_ALLOC_FAIL);
-	return original;
 }
 
 /*
@@ -481,19 +405,126 @@ static unsigned long replica_collapse_range(struct address_space *mapping,
 	return collapsed;
 }
 
+void __replica_fault(struct vm_fault *vmf)
+{
+	struct folio *original = page_folio(vmf->page);
+	struct vm_area_struct *vma = vmf->vma;
+	const struct replica_policy *policy;
+	struct address_space *mapping;
+	struct replica_request req;
+	struct replica_tree *tree;
+	enum replica_tier tier;
+	struct folio *replica;
+
+	if (!replica_vma_ok(vma))
+		return;
+	mapping = vma->vm_file->f_mapping;
+	if (original->mapping != mapping || !replica_original_ok(original))
+		return;
+	req.nid = numa_mem_id();
+	if (folio_nid(original) == req.nid || replica_writers(mapping))
+		return;
+	req.vma = vma;
+	req.file = vma->vm_file;
+	req.index = original->index;
+	policy = replica_policy_wants(&req, &tier);
+	if (!policy)
+		return;
+
+	tree = replica_tree_get(mapping);
+	if (!tree) {
+		count_vm_event(REPLICA_ALLOC_FAIL);
+		return;
+	}
+	replica = replica_find_get(tree, req.nid, req.index);
+	if (replica) {
+		folio_lock(replica);
+		if (!replica_in_store(tree, replica, req.nid, req.index) ||
+		    replica_original(replica) != original) {
+			folio_unlock(replica);
+			folio_put(replica);
+			/*
+			 * The copy of a page that left the page cache while
+			 * it held it (memory failure): it may differ from
+			 * what the page cache holds now.
+			 */
+			replica_collapse_range(mapping, req.index, req.index);
+			return;
+		}
+		folio_set_referenced(replica);
+		count_vm_event(REPLICA_MAP);
+	} else if (replica_node_has_room(req.nid)) {
+		replica = replica_create(tree, original, &req, policy, tier);
+		if (!replica)
+			return;
+	} else {
+		count_vm_event(REPLICA_ALLOC_FAIL);
+		return;
+	}
+
+	folio_unlock(original);
+	folio_put(original);
+	vmf->page = &replica->page;
+}
+
+void __replica_fault_around_start(struct vm_fault *vmf,
+				  struct replica_around *ra)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct replica_request req;
+
+	if (!replica_vma_ok(vma) || replica_writers(vma->vm_file->f_mapping))
+		return;
+	req.vma = vma;
+	req.file = vma->vm_file;
+	req.index = vmf->pgoff;
+	req.nid = numa_mem_id();
+	if (!replica_policy_wants(&req, NULL))
+		return;
+	ra->nid = req.nid;
+	ra->may_create = replica_node_has_room(req.nid);
+}
+
+struct folio *__replica_fault_around_folio(struct folio *original,
+					   const struct replica_around *ra)
+{
+	struct replica_tree *tree;
+	struct folio *replica;
+
+	if (folio_nid(original) == ra->nid || !replica_original_ok(original))
+		return original;
+	tree = READ_ONCE(original->mapping->i_replicas);
+	replica = tree ? replica_find_get(tree, ra->nid, original->index) :
+		NULL;
+	if (replica) {
+		if (folio_trylock(replica)) {
+			if (replica_in_store(tree, replica, ra->nid,
+					     original->index) &&
+			    replica_original(replica) == original) {
+				folio_set_referenced(replica);
+				count_vm_event(REPLICA_MAP);
+				return replica;
+			}
+			folio_unlock(replica);
+		}
+		folio_put(replica);
+	}
+	/* A replica is wanted but cannot be mapped now: let the fault decide. */
+	if (ra->may_create)
+		return NULL;
+	count_vm_event(REPLICA_ALLOC_FAIL);
+	return original;
+}
+
 void __replica_collapse_for_write(struct address_space *mapping)
 {
 	replica_collapse_range(mapping, 0, ULONG_MAX);
 }
 
-bool __replica_block_begin(struct address_space *mapping, pgoff_t first,
-			   pgoff_t last)
+void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
+			      pgoff_t last)
 {
-	atomic_inc(&mapping->i_replica_block);
-	/* Pairs with replica_refused(). */
-	smp_mb__after_atomic();
 	replica_collapse_range(mapping, first, last);
-	return true;
 }
 
 void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
@@ -509,6 +540,7 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		xa_for_each_range(&tree->nodes[nid], index, replica, first,
 				  last) {
+			cond_resched();
 			replica = replica_find_get(tree, nid, index);
 			if (!replica)
 				continue;
@@ -535,8 +567,10 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
  * replica_mapping_release - free the replication state of a dying inode
  * @mapping: the address_space of an inode being cleared
  *
- * Its replicas went with truncate_inode_pages_final(); only the empty store
- * is left.
+ * truncate_inode_pages_final() removed the replicas of every original in
+ * the page cache.  A replica whose original left it by another way (memory
+ * failure removes a poisoned original whatever holds it) is still in the
+ * store: nothing maps it any more, release it now.
  */
 void replica_mapping_release(struct address_space *mapping)
 {
@@ -545,10 +579,9 @@ void replica_mapping_release(struct address_space *mapping)
 
 	if (!tree)
 		return;
-	for (nid = 0; nid < nr_node_ids; nid++) {
-		VM_WARN_ON_ONCE(!xa_empty(&tree->nodes[nid]));
+	replica_collapse_range(mapping, 0, ULONG_MAX);
+	for (nid = 0; nid < nr_node_ids; nid++)
 		xa_destroy(&tree->nodes[nid]);
-	}
 	mapping->i_replicas = NULL;
 	kfree_rcu(tree, rcu);
 }
@@ -575,8 +608,9 @@ static enum lru_status replica_isolate(struct list_head *item,
 }
 
 /*
- * Unmap and release the locked replicas isolated from the LRU; put back
- * those that stay mapped (mlocked).  Returns how many were released.
+ * Unmap and release the locked replicas isolated from the LRU.  An mlocked
+ * mapping loses its replica too: its next access maps the original, which
+ * is as resident.  Returns how many were released.
  */
 static unsigned long replica_dispose(struct list_head *dispose)
 {
@@ -584,20 +618,17 @@ static unsigned long replica_dispose(struct list_head *dispose)
 	unsigned long released = 0;
 
 	list_for_each_entry_safe(replica, next, dispose, lru) {
+		/* The inode cannot go while we hold a replica of it locked. */
 		struct address_space *mapping = replica->mapping;
 
 		list_del_init(&replica->lru);
-		if (folio_mapped(replica))
-			try_to_unmap(replica, TTU_SYNC);
-		if (folio_mapped(replica)) {
-			list_lru_add(&replica_lru[replica_tier(replica)],
-				     &replica->lru, folio_nid(replica),
-				     folio_memcg(replica));
-			folio_unlock(replica);
-			continue;
-		}
-		/* The inode cannot go while we hold a replica of it locked. */
 		replica_unlink(READ_ONCE(mapping->i_replicas), replica, false);
+		if (folio_mapped(replica))
+			try_to_unmap(replica, TTU_SYNC | TTU_IGNORE_MLOCK);
+		/* What the rmap walk could not unmap, the range zap does. */
+		if (folio_mapped(replica))
+			unmap_mapping_pages(mapping, replica->index, 1, false);
+		VM_WARN_ON_ONCE_FOLIO(folio_mapped(replica), replica);
 		replica_release(replica);
 		released++;
 	}
@@ -638,17 +669,16 @@ static unsigned long replica_shrink_scan(struct shrinker *shrinker,
  *
  * Used when the policy changes; the caller has published the new policy
  * and issued a full barrier, so that a replica made for the old policy
- * after this walk removes itself.
+ * after this walk removes itself.  Returns once no replica is left, those
+ * that others hold locked (a fault, a collapse, the shrinker) included.
  */
 void replica_drop_all(void)
 {
 	struct replica_isolate isolate = { .second_chance = false };
-	unsigned long left;
 	int tier, nid;
 
 	INIT_LIST_HEAD(&isolate.dispose);
-	do {
-		left = 0;
+	for (;;) {
 		for (tier = 0; tier < REPLICA_NR_TIERS; tier++) {
 			for_each_online_node(nid) {
 				unsigned long walk;
@@ -662,12 +692,12 @@ void replica_drop_all(void)
 					cond_resched();
 				} while (!walk);
 			}
-			left += list_lru_count(&replica_lru[tier]);
 		}
-		/* A fault in flight holds a replica locked: wait for it. */
-		if (left)
-			schedule_timeout_uninterruptible(1);
-	} while (left);
+		if (!atomic_long_read(&replica_count))
+			break;
+		/* Wait for whoever holds the last ones to let go. */
+		schedule_timeout_uninterruptible(1);
+	}
 }
 
 /**
