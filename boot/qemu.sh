@@ -83,7 +83,7 @@ timeout --foreground -k 10 "$timeout" \
 	-display none -vga none -nic none -monitor none -no-reboot \
 	${QEMU_OPTS:-} \
 	-serial "file:$console" -serial stdio </dev/null |
-	tr -d '\r' | tee "$output" | grep --line-buffered -v '^@@NUMA-REPLICA-EXIT'
+	tr -d '\r' | tee "$output" | grep --line-buffered -v '^@@NUMA-REPLICA-'
 qrc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
 
@@ -111,6 +111,12 @@ echo "qemu: guest ran ${elapsed}s; console log $console" >&2
 
 # check mode: the caller counts the TAP results (verdict.py tap).
 if [ "$mode" = check ]; then
+	left=$(sed -n 's/^@@NUMA-REPLICA-REPLICAS-AFTER-UMOUNT \([0-9-]*\)@@$/\1/p' \
+		"$output")
+	if [ -n "$left" ] && [ "$left" != 0 ]; then
+		echo "qemu: $left replica pages left after unmounting the disk"
+		fail_with 1
+	fi
 	fail_with "$rc"
 	exit "$verdict"
 fi
