@@ -128,49 +128,12 @@ TEST_F(sysfs, max_percent_rejects_bad_values)
 	ASSERT_STREQ(self->prev_percent, buf);
 }
 
-struct holder {
-	int fd;
-	int ready;
-	int go;
-	int mlock;		/* mlock() the mapping once it is touched */
-	int *status;		/* shared, 3 * NPAGES */
-};
-
-/*
- * On node 1: map and touch, report, wait; then touch again and report
- * where the pages live now.
- */
-static int holder_job(void *arg)
-{
-	struct holder *h = arg;
-	unsigned char *p;
-	char c;
-
-	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, h->fd, 0);
-	if (p == MAP_FAILED)
-		return 2;
-	touch_pages(p, LEN);
-	if (h->mlock && mlock(p, LEN))
-		return 7;
-	if (page_nodes(p, NPAGES, h->status) ||
-	    write(h->ready, "r", 1) != 1 || read(h->go, &c, 1) != 1)
-		return 3;
-	if (page_nodes(p, NPAGES, h->status + NPAGES))
-		return 4;
-	touch_pages(p, LEN);
-	if (page_nodes(p, NPAGES, h->status + 2 * NPAGES))
-		return 5;
-	return pattern_mismatch(p, LEN, 0, 9) >= 0 ? 6 : 0;
-}
-
 static void switch_to_none_with_holder(struct __test_metadata *_metadata,
 				       int mlocked)
 {
-	int ready[2], go[2], status, fd;
-	char path[64];
 	struct holder h;
-	pid_t pid;
-	char c;
+	char path[64];
+	int fd;
 
 	if (nr_online_nodes() < 2)
 		SKIP(return, "needs 2 NUMA nodes");
@@ -179,29 +142,14 @@ static void switch_to_none_with_holder(struct __test_metadata *_metadata,
 	fd = make_test_file(path, NPAGES, 9);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, cache_file_on_node(fd, 0));
-	h.status = mmap(NULL, 3 * NPAGES * sizeof(int), PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, h.status);
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(go));
-	h.fd = fd;
-	h.ready = ready[1];
-	h.go = go[0];
-	h.mlock = mlocked;
-	pid = fork_child();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(run_on_node(1, holder_job, &h));
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, holder_start(&h, fd, NPAGES, 9, 1, mlocked));
 	ASSERT_EQ(NPAGES, count_on_node(h.status, NPAGES, 1));
 	ASSERT_LT(0, replica_pages_total());
 
 	ASSERT_EQ(0, policy_set("none"));
 	ASSERT_EQ(0, replica_pages_total());
 
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, holder_finish(&h));
 	/* Unmapped at the switch, then the originals on the next fault. */
 	ASSERT_EQ(NPAGES, count_on_node(h.status + NPAGES, NPAGES, -ENOENT));
 	ASSERT_EQ(NPAGES, count_on_node(h.status + 2 * NPAGES, NPAGES, 0));
@@ -223,11 +171,9 @@ TEST_F(sysfs, switching_to_none_drops_mlocked_replicas)
 TEST_F(sysfs, max_percent_zero_makes_no_replica)
 {
 	long long fail0;
-	int ready[2], go[2], status, fd;
-	char path[64];
 	struct holder h;
-	pid_t pid;
-	char c;
+	char path[64];
+	int fd;
 
 	if (nr_online_nodes() < 2)
 		SKIP(return, "needs 2 NUMA nodes");
@@ -237,49 +183,13 @@ TEST_F(sysfs, max_percent_zero_makes_no_replica)
 	fd = make_test_file(path, NPAGES, 9);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, cache_file_on_node(fd, 0));
-	h.status = mmap(NULL, 3 * NPAGES * sizeof(int), PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, h.status);
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(go));
-	h.fd = fd;
-	h.ready = ready[1];
-	h.go = go[0];
-	h.mlock = 0;
 	fail0 = vmstat_read("replica_alloc_fail");
-	pid = fork_child();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(run_on_node(1, holder_job, &h));
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, holder_start(&h, fd, NPAGES, 9, 1, 0));
 	ASSERT_EQ(NPAGES, count_on_node(h.status, NPAGES, 0));
 	ASSERT_LE(fail0 + 1, vmstat_read("replica_alloc_fail"));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, holder_finish(&h));
 	close(fd);
 	unlink(path);
-}
-
-/* Pages managed by node @node's zones, from zoneinfo. */
-static long node_managed_pages(int node)
-{
-	char line[256];
-	long total = 0, val;
-	int cur = -1, n;
-	FILE *f = fopen("/proc/zoneinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Node %d, zone", &n) == 1)
-			cur = n;
-		else if (cur == node &&
-			 sscanf(line, " managed %ld", &val) == 1)
-			total += val;
-	}
-	fclose(f);
-	return total;
 }
 
 struct big_map {
@@ -316,7 +226,7 @@ TEST_F(sysfs, max_percent_caps_the_replicas_of_a_node)
 		SKIP(return, "needs 2 NUMA nodes");
 	ASSERT_EQ(0, policy_set("private"));
 	ASSERT_EQ(0, write_errno(MAX_PERCENT, "1"));
-	cap = node_managed_pages(1) / 100;
+	cap = node_zoneinfo(1, "managed") / 100;
 	replicas0 = node_vmstat_read(1, "nr_replica_pages");
 	ASSERT_GT(cap, replicas0);
 	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,

@@ -19,33 +19,6 @@
 #define NPAGES	4096
 #define LEN	(NPAGES * PAGE_SIZE_4K)
 
-struct hold {
-	int fd;
-	int ready;
-	int release;
-};
-
-/* Map and touch the file on node 1, keep it mapped until released. */
-static int hold_job(void *arg)
-{
-	struct hold *h = arg;
-	unsigned char *p;
-	char c;
-
-	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, h->fd, 0);
-	if (p == MAP_FAILED)
-		return 2;
-	touch_pages(p, LEN);
-	if (write(h->ready, "r", 1) != 1)
-		return 3;
-	if (read(h->release, &c, 1) != 0)
-		return 4;
-	/* Whatever reclaim took, the bytes are right. */
-	if (pattern_mismatch(p, LEN, 0, 5) >= 0)
-		return 5;
-	return 0;
-}
-
 /* Node @node's free memory in pages, from its meminfo. */
 static long node_free_pages(int node)
 {
@@ -65,25 +38,19 @@ static long node_free_pages(int node)
 	return kb < 0 ? -1 : kb / 4;
 }
 
-/* A watermark ("min", "high") of node @node's zones, in pages. */
-static long node_watermark(int node, const char *which)
+/* Wait (up to 5 s) until node @node's free memory stops moving. */
+static void wait_reclaim_idle(int node)
 {
-	char line[256], key[32];
-	long total = 0, val;
-	int cur = -1, n;
-	FILE *f = fopen("/proc/zoneinfo", "r");
+	long before = node_free_pages(node), now;
+	int i;
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Node %d, zone", &n) == 1)
-			cur = n;
-		else if (cur == node && sscanf(line, " %31s %ld", key, &val) == 2 &&
-			 !strcmp(key, which))
-			total += val;
+	for (i = 0; i < 25; i++) {
+		usleep(200000);
+		now = node_free_pages(node);
+		if (labs(now - before) < 16)
+			return;
+		before = now;
 	}
-	fclose(f);
-	return total;
 }
 
 /* Allocate and touch *arg pages of anonymous memory, then exit. */
@@ -103,12 +70,9 @@ TEST(filling_node1_reclaims_its_replicas)
 {
 	long long replicas, oom0, reclaim0;
 	char prev[32], path[64];
-	int ready[2], release[2], status, fd;
-	struct hold h;
+	struct holder h;
 	long fill;
-	pid_t pid;
-	char c;
-	int i;
+	int fd;
 
 	if (nr_online_nodes() < 2)
 		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
@@ -119,20 +83,8 @@ TEST(filling_node1_reclaims_its_replicas)
 	fd = make_test_file(path, NPAGES, 5);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, cache_file_on_node(fd, 0));
-
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(release));
-	h.fd = fd;
-	h.ready = ready[1];
-	h.release = release[0];
-	pid = fork_child();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(release[1]);
-		_exit(run_on_node(1, hold_job, &h));
-	}
-	close(release[0]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Replicas on node 1, kept mapped. */
+	ASSERT_EQ(0, holder_start(&h, fd, NPAGES, 5, 1, 0));
 
 	replicas = node_vmstat_read(1, "nr_replica_pages");
 	TH_LOG("node 1: %lld replica pages, %ld pages free", replicas,
@@ -140,17 +92,15 @@ TEST(filling_node1_reclaims_its_replicas)
 	ASSERT_LE(NPAGES, replicas);
 	oom0 = vmstat_read("oom_kill");
 	reclaim0 = vmstat_read("replica_reclaim");
+	wait_reclaim_idle(1);
 
 	/*
-	 * Down to just above the min watermark: kswapd must bring the node
-	 * back over its high watermark, and the replicas go first.
+	 * A quarter of the replicas more than the node has above its min
+	 * watermark: the allocations must reclaim, and the replicas go first.
 	 */
-	fill = node_free_pages(1) - node_watermark(1, "min") - 512;
+	fill = node_free_pages(1) - node_zoneinfo(1, "min") + NPAGES / 4;
 	TH_LOG("filling node 1 with %ld pages", fill);
 	ASSERT_EQ(0, run_on_node(1, fill_job, &fill));
-	/* kswapd works asynchronously. */
-	for (i = 0; i < 50 && vmstat_read("replica_reclaim") == reclaim0; i++)
-		usleep(100000);
 
 	TH_LOG("after filling: %lld replica pages, %lld reclaimed",
 	       node_vmstat_read(1, "nr_replica_pages"),
@@ -158,33 +108,31 @@ TEST(filling_node1_reclaims_its_replicas)
 	EXPECT_EQ(oom0, vmstat_read("oom_kill"));
 	EXPECT_LT(reclaim0, vmstat_read("replica_reclaim"));
 	EXPECT_GT(replicas, node_vmstat_read(1, "nr_replica_pages"));
-
-	close(release[1]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Whatever reclaim took, the holder reads the right bytes. */
+	EXPECT_EQ(0, holder_finish(&h));
 	close(fd);
 	unlink(path);
 	policy_set(prev);
 }
 
 struct filler {
-	long pages;
-	int ready;
-	int release;
+	int cmd;	/* read end: page counts to take, EOF to finish */
+	int ack;	/* write end */
 };
 
-/* Take @pages of node 1 and hold them until released. */
-static int hold_fill_job(void *arg)
+/* Take as many more pages of the node as asked, hold them until EOF. */
+static int filler_job(void *arg)
 {
 	struct filler *f = arg;
-	char c;
+	long pages;
 
-	if (fill_job(&f->pages))
-		return 2;
-	if (write(f->ready, "r", 1) != 1)
-		return 3;
-	return read(f->release, &c, 1) == 0 ? 0 : 4;
+	while (read(f->cmd, &pages, sizeof(pages)) == sizeof(pages)) {
+		if (pages > 0 && fill_job(&pages))
+			return 2;
+		if (write(f->ack, "a", 1) != 1)
+			return 3;
+	}
+	return 0;
 }
 
 struct map_status {
@@ -207,11 +155,11 @@ static int map_status_job(void *arg)
 TEST(no_replica_below_the_high_watermark)
 {
 	long long alloc0, fail0;
-	int ready[2], release[2], status, fd;
+	int cmd[2], ack[2], status, fd, i;
+	long free, low, high, more;
 	struct map_status *m;
 	struct filler f;
 	char prev[32], path[64];
-	long free, high;
 	pid_t pid;
 	char c;
 
@@ -229,29 +177,38 @@ TEST(no_replica_below_the_high_watermark)
 	ASSERT_NE(MAP_FAILED, m);
 	m->fd = fd;
 
-	/* Hold node 1 between its min and its high watermark. */
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(release));
-	f.pages = node_free_pages(1) - node_watermark(1, "min") - 256;
-	f.ready = ready[1];
-	f.release = release[0];
+	/*
+	 * Hold node 1 between its low and its high watermark: below high, so
+	 * that no replica may be made, and above low, so that kswapd is not
+	 * woken to reclaim it back over high.  What others free meanwhile
+	 * (kswapd finishing earlier work, exiting tasks) is taken too.
+	 */
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(ack));
+	f.cmd = cmd[0];
+	f.ack = ack[1];
 	pid = fork_child();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		close(release[1]);
-		_exit(run_on_node(1, hold_fill_job, &f));
+		close(cmd[1]);
+		_exit(run_on_node(1, filler_job, &f));
 	}
-	close(release[0]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
-	sleep(1);
-	free = node_free_pages(1);
-	high = node_watermark(1, "high");
-	TH_LOG("node 1: %ld pages free, high watermark %ld", free, high);
-	if (free > high) {
-		close(release[1]);
-		waitpid(pid, &status, 0);
-		SKIP(return, "reclaim brought node 1 back over its high watermark");
+	close(cmd[0]);
+	low = node_zoneinfo(1, "low");
+	high = node_zoneinfo(1, "high");
+	for (i = 0; i < 10; i++) {
+		wait_reclaim_idle(1);
+		free = node_free_pages(1);
+		if (free > low && free <= high)
+			break;
+		more = free - (low + high) / 2;
+		ASSERT_EQ(sizeof(more), write(cmd[1], &more, sizeof(more)));
+		ASSERT_EQ(1, read(ack[0], &c, 1));
 	}
+	TH_LOG("node 1: %ld pages free, watermarks low %ld high %ld", free,
+	       low, high);
+	ASSERT_LT(low, free);
+	ASSERT_GE(high, free);
 
 	alloc0 = vmstat_read("replica_alloc");
 	fail0 = vmstat_read("replica_alloc_fail");
@@ -260,7 +217,7 @@ TEST(no_replica_below_the_high_watermark)
 	EXPECT_EQ(alloc0, vmstat_read("replica_alloc"));
 	EXPECT_LE(fail0 + 1, vmstat_read("replica_alloc_fail"));
 
-	close(release[1]);
+	close(cmd[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	close(fd);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -160,8 +161,9 @@ unsigned long touch_pages(const unsigned char *p, size_t len)
 	unsigned long sum = 0;
 	size_t i;
 
+	/* Atomic loads: the compiler may not drop them even when inlined. */
 	for (i = 0; i < len; i += PAGE_SIZE_4K)
-		sum += p[i];
+		sum += __atomic_load_n(&p[i], __ATOMIC_RELAXED);
 	return sum;
 }
 
@@ -237,15 +239,15 @@ static void vmstat_refresh(void)
 	}
 }
 
-long long vmstat_read(const char *name)
+/* The value of @name in a file of "name value" lines, after a refresh. */
+static long long read_vmstat_file(const char *path, const char *name)
 {
 	char key[128];
 	long long val;
 	FILE *f;
 
 	vmstat_refresh();
-	f = fopen("/proc/vmstat", "r");
-
+	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fscanf(f, "%127s %lld", key, &val) == 2) {
@@ -258,26 +260,39 @@ long long vmstat_read(const char *name)
 	return -1;
 }
 
+long long vmstat_read(const char *name)
+{
+	return read_vmstat_file("/proc/vmstat", name);
+}
+
 long long node_vmstat_read(int node, const char *name)
 {
-	char path[96], key[128];
-	long long val;
-	FILE *f;
+	char path[96];
 
-	vmstat_refresh();
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/vmstat",
 		 node);
-	f = fopen(path, "r");
+	return read_vmstat_file(path, name);
+}
+
+long node_zoneinfo(int node, const char *field)
+{
+	char line[256], key[32];
+	long total = 0, val;
+	int cur = -1, n;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
 	if (!f)
 		return -1;
-	while (fscanf(f, "%127s %lld", key, &val) == 2) {
-		if (!strcmp(key, name)) {
-			fclose(f);
-			return val;
-		}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone", &n) == 1)
+			cur = n;
+		else if (cur == node &&
+			 sscanf(line, " %31s %ld", key, &val) == 2 &&
+			 !strcmp(key, field))
+			total += val;
 	}
 	fclose(f);
-	return -1;
+	return total;
 }
 
 long long replica_pages_total(void)
@@ -392,4 +407,89 @@ int policy_require(const char *name, char *prev, size_t len)
 	if (!strcmp(prev, name))
 		return 0;
 	return policy_set(name);
+}
+
+struct holder_args {
+	struct holder *h;
+	int fd;
+	int mlocked;
+	int ready;	/* write end */
+	int release;	/* read end */
+};
+
+static int holder_job(void *arg)
+{
+	struct holder_args *a = arg;
+	struct holder *h = a->h;
+	size_t len = h->npages * PAGE_SIZE_4K;
+	unsigned char *p;
+	char c;
+
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, a->fd, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	touch_pages(p, len);
+	if (a->mlocked && mlock(p, len))
+		return 3;
+	if (page_nodes(p, h->npages, h->status) || write(a->ready, "r", 1) != 1)
+		return 4;
+	/* Hold the mapping until told, or until the test is gone. */
+	if (read(a->release, &c, 1) != 1)
+		return 5;
+	if (page_nodes(p, h->npages, h->status + h->npages))
+		return 6;
+	touch_pages(p, len);
+	if (page_nodes(p, h->npages, h->status + 2 * h->npages))
+		return 7;
+	return pattern_mismatch(p, len, 0, h->seed) >= 0 ? 8 : 0;
+}
+
+int holder_start(struct holder *h, int fd, size_t npages, unsigned int seed,
+		 int node, int mlocked)
+{
+	struct holder_args a = { .h = h, .fd = fd, .mlocked = mlocked };
+	int ready[2], release[2];
+	char c;
+
+	h->npages = npages;
+	h->seed = seed;
+	h->status = mmap(NULL, 3 * npages * sizeof(int), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (h->status == MAP_FAILED || pipe(ready) || pipe(release))
+		return -1;
+	a.ready = ready[1];
+	a.release = release[0];
+	h->pid = fork_child();
+	if (h->pid < 0)
+		return -1;
+	if (!h->pid) {
+		close(release[1]);
+		close(ready[0]);
+		_exit(run_on_node(node, holder_job, &a));
+	}
+	close(ready[1]);
+	close(release[0]);
+	h->release = release[1];
+	/* EOF instead of a byte: the holder failed. */
+	if (read(ready[0], &c, 1) != 1) {
+		close(ready[0]);
+		holder_finish(h);
+		return -1;
+	}
+	close(ready[0]);
+	return 0;
+}
+
+int holder_finish(struct holder *h)
+{
+	int status;
+
+	if (write(h->release, "g", 1) != 1)
+		status = -1;
+	close(h->release);
+	if (waitpid(h->pid, &status, 0) != h->pid)
+		return -1;
+	if (!WIFEXITED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
 }

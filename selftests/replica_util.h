@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #define PAGE_SIZE_4K	4096UL
 
@@ -51,10 +52,7 @@ int make_test_file(const char *path, size_t npages, unsigned int seed);
 /* Drop the clean page cache of @fd (fdatasync + POSIX_FADV_DONTNEED). */
 int drop_file_cache(int fd);
 
-/*
- * Fault in every page of [p, p + len) with a read access; returns a sum of
- * the bytes read so that the accesses cannot be optimised away.
- */
+/* Fault in every page of [p, p + len) with a read access. */
 unsigned long touch_pages(const unsigned char *p, size_t len);
 
 /* Read all of @fd with read(2), so its page cache is filled by the caller. */
@@ -90,6 +88,9 @@ long long vmstat_read(const char *name);
 /* Value of @name in node @node's vmstat, or -1 if absent. */
 long long node_vmstat_read(int node, const char *name);
 
+/* Sum of @field ("present", "managed", "min", "high") over @node's zones. */
+long node_zoneinfo(int node, const char *field);
+
 /* Sum of nr_replica_pages over all nodes. */
 long long replica_pages_total(void);
 
@@ -114,5 +115,37 @@ int page_pfns(void *addr, size_t npages, unsigned long long *pfns);
  * binary already made and counters move only for the files under test.
  */
 int warm_self_on_node(int node);
+
+/**
+ * struct holder - a child that keeps a file mapped on a node
+ * @pid: the child
+ * @release: tells it to go on
+ * @npages: pages it maps
+ * @seed: pattern its bytes must have
+ * @status: where its pages live (shared): [0, n) once it touched them,
+ *	[n, 2n) when released, [2n, 3n) after it touched them again
+ */
+struct holder {
+	pid_t pid;
+	int release;
+	size_t npages;
+	unsigned int seed;
+	int *status;
+};
+
+/*
+ * Start a child on @node that maps the first @npages pages of @fd
+ * MAP_PRIVATE, touches them (and mlocks them if @mlocked), records where
+ * they live, and holds the mapping until holder_finish().  0 on success.
+ */
+int holder_start(struct holder *h, int fd, size_t npages, unsigned int seed,
+		 int node, int mlocked);
+
+/*
+ * Let the holder go: it records where its pages live, touches them again,
+ * records that, and checks their bytes against the pattern.  Returns its
+ * exit status: 0 when all went well.
+ */
+int holder_finish(struct holder *h);
 
 #endif

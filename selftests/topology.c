@@ -37,26 +37,6 @@ static int read_line(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* Pages present in all zones of @node, from /proc/zoneinfo. */
-static long node_present_pages(int node)
-{
-	char line[256];
-	long total = 0, val;
-	int cur = -1, n;
-	FILE *f = fopen("/proc/zoneinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Node %d, zone", &n) == 1)
-			cur = n;
-		else if (cur == node && sscanf(line, " present %ld", &val) == 1)
-			total += val;
-	}
-	fclose(f);
-	return total;
-}
-
 TEST(nodes_online)
 {
 	long nodes = expect("REPLICA_EXPECT_NODES");
@@ -107,7 +87,7 @@ TEST(memory_of_each_node)
 		SKIP(return, "REPLICA_EXPECT_* not set: not run by the guest runner");
 	want = mb * 1024 * 1024 / PAGE_SIZE_4K;
 	for (node = 0; node < nodes; node++) {
-		got = node_present_pages(node);
+		got = node_zoneinfo(node, "present");
 		TH_LOG("node %ld: %ld present pages, %ld expected", node, got,
 		       want);
 		/* Firmware holes (the legacy 640K-1M gap on node 0) only. */

@@ -41,6 +41,7 @@
 #include <linux/shmem_fs.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <linux/swap.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/vmstat.h>
 #include <uapi/linux/magic.h>
@@ -633,6 +634,12 @@ static unsigned long replica_dispose(struct list_head *dispose)
 		released++;
 	}
 	count_vm_events(REPLICA_RECLAIM, released);
+	/*
+	 * Reclaim counts only what its own LRUs and the slab give back: tell
+	 * it, or kswapd sees no progress, gives the node up, and allocations
+	 * fall to the OOM killer with replicas still there to take.
+	 */
+	mm_account_reclaimed_pages(released);
 	return released;
 }
 
