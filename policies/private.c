@@ -9,13 +9,15 @@
 #include <linux/mm.h>
 #include <linux/replica.h>
 
+/* A read-only MAP_SHARED mapping has VM_MAYSHARE, not VM_SHARED. */
 static bool private_want_fault(const struct replica_request *req)
 {
-	return !(req->vma->vm_flags & VM_SHARED);
+	return !(req->vma->vm_flags & VM_MAYSHARE);
 }
 
 static struct replica_policy private_policy = {
 	.name = "private",
+	.kinds = REPLICA_KIND_PRIVATE | REPLICA_KIND_ADVISED,
 	.want_fault = private_want_fault,
 };
 

@@ -4,12 +4,13 @@
  *
  * A replica is a copy of a page-cache folio (the original) on another NUMA
  * node.  It is mapped into tasks on that node in place of the remote
- * original, and exists only while nobody can write the file.  See
- * Documentation/mm/replication.rst for the design.
+ * original, or read by them with read(2), and exists only while nobody can
+ * write the file.  See Documentation/mm/replication.rst for the design.
  */
 #ifndef _LINUX_REPLICA_H
 #define _LINUX_REPLICA_H
 
+#include <linux/bits.h>
 #include <linux/fs.h>
 #include <linux/jump_label.h>
 #include <linux/list.h>
@@ -17,21 +18,35 @@
 #include <linux/pagemap.h>
 #include <linux/types.h>
 
+struct pipe_inode_info;
 struct vm_area_struct;
 struct vm_fault;
 
+/*
+ * What a replica is made for.  Each replica keeps the kinds of the
+ * requests it served; a policy switch keeps the replicas of the kinds the
+ * new policy makes and drops the others.
+ */
+#define REPLICA_KIND_EXEC	BIT(0)	/* an executable file mapping */
+#define REPLICA_KIND_PRIVATE	BIT(1)	/* a MAP_PRIVATE file mapping */
+#define REPLICA_KIND_SHARED	BIT(2)	/* a read-only MAP_SHARED mapping */
+#define REPLICA_KIND_READ	BIT(3)	/* read(2), splice(2), sendfile(2) */
+#define REPLICA_KIND_ADVISED	BIT(4)	/* a range opted in: MADV_REPLICATE */
+
 /**
  * struct replica_request - the question a policy is asked
- * @vma: the mapping that takes a read fault
+ * @vma: the mapping that takes a read fault, or NULL for a read(2)
  * @file: the file whose page cache is read
  * @index: index of the page in the file
  * @nid: node the replica would live on, the reader's node
+ * @kinds: REPLICA_KIND_* describing the request
  */
 struct replica_request {
 	struct vm_area_struct *vma;
 	struct file *file;
 	pgoff_t index;
 	int nid;
+	unsigned int kinds;
 };
 
 /**
@@ -49,15 +64,25 @@ enum replica_tier {
 /**
  * struct replica_policy - decides what is replicated and what goes first
  * @name: name used by replica_policy= and /sys/kernel/mm/replica/policy
+ * @kinds: the REPLICA_KIND_* of the replicas this policy makes; when it
+ *	becomes current, replicas of no such kind are dropped.  Include
+ *	REPLICA_KIND_ADVISED to honour MADV_REPLICATE.
  * @want_fault: required; called under rcu_read_lock() for a read fault by
  *	a task on node @req->nid on a page cached on another node.  Returns
  *	true if that task should map a replica on its own node.  The core has
- *	already checked that the file can be replicated at all (a regular file
- *	on a block-device filesystem that nobody can write).
+ *	already checked that the file can be replicated at all (a regular
+ *	file on a block-device filesystem that nobody can write) and has
+ *	settled the ranges opted in or out with madvise().
+ * @want_read: optional; called under rcu_read_lock() once per read(2),
+ *	splice(2) or sendfile(2) of a file by a task on node @req->nid
+ *	(@req->vma is NULL).  Returns true if pages cached on other nodes
+ *	should be read from replicas on that node; a replica is made once a
+ *	page was read remotely read_threshold times.  NULL means never.
  * @reclaim_tier: optional; called under rcu_read_lock() when a replica is
- *	made, for the same request.  Returns the tier the replica joins; reclaim
- *	empties REPLICA_TIER_FIRST before it touches REPLICA_TIER_LAST.  All
- *	replicas are REPLICA_TIER_FIRST when it is NULL.
+ *	made, for the same request.  Returns the tier the replica joins;
+ *	reclaim empties REPLICA_TIER_FIRST before it touches
+ *	REPLICA_TIER_LAST.  All replicas are REPLICA_TIER_FIRST when it is
+ *	NULL.
  * @list: entry in the registry, owned by the core
  *
  * Policies are built in and never unregistered, so a reader that found the
@@ -65,7 +90,9 @@ enum replica_tier {
  */
 struct replica_policy {
 	const char *name;
+	unsigned int kinds;
 	bool (*want_fault)(const struct replica_request *req);
+	bool (*want_read)(const struct replica_request *req);
 	enum replica_tier (*reclaim_tier)(const struct replica_request *req);
 	struct list_head list;
 };
@@ -107,11 +134,13 @@ static inline void replica_fault(struct vm_fault *vmf)
 /**
  * struct replica_around - replication state of one fault-around pass
  * @nid: node whose replicas to map, or NUMA_NO_NODE to map originals
+ * @kinds: REPLICA_KIND_* of the faulting mapping
  * @may_create: the node takes new replicas, so a remote original without a
  *	replica is left to the fault path rather than mapped
  */
 struct replica_around {
 	int nid;
+	unsigned int kinds;
 	bool may_create;
 };
 
@@ -129,16 +158,17 @@ static inline void replica_fault_around_start(struct vm_fault *vmf,
 					      struct replica_around *ra)
 {
 	ra->nid = NUMA_NO_NODE;
-	ra->may_create = false;
 	if (static_branch_unlikely(&replica_active))
 		__replica_fault_around_start(vmf, ra);
 }
 
-struct folio *__replica_fault_around_folio(struct folio *original,
+struct folio *__replica_fault_around_folio(struct vm_fault *vmf,
+					   struct folio *original,
 					   const struct replica_around *ra);
 
 /**
  * replica_fault_around_folio - the folio fault-around should map
+ * @vmf: the fault, its pte pointing at the entry of @original
  * @original: a locked page-cache folio that fault-around is about to map
  * @ra: the state from replica_fault_around_start()
  *
@@ -148,12 +178,12 @@ struct folio *__replica_fault_around_folio(struct folio *original,
  * and leave the page to the fault path.
  */
 static inline struct folio *
-replica_fault_around_folio(struct folio *original,
+replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
 			   const struct replica_around *ra)
 {
 	if (ra->nid == NUMA_NO_NODE)
 		return original;
-	return __replica_fault_around_folio(original, ra);
+	return __replica_fault_around_folio(vmf, original, ra);
 }
 
 /**
@@ -168,6 +198,59 @@ static inline void replica_fault_around_done(struct folio *mapped,
 		folio_unlock(mapped);
 		folio_put(mapped);
 	}
+}
+
+/**
+ * struct replica_read - replication state of one read(2) or splice
+ * @nid: node whose replicas to read, or NUMA_NO_NODE to read originals
+ * @may_create: the node takes new replicas
+ * @tier: tier of replicas made by this read
+ * @policy: the policy that wants this read replicated
+ * @file: the file read
+ */
+struct replica_read {
+	int nid;
+	bool may_create;
+	enum replica_tier tier;
+	const struct replica_policy *policy;
+	struct file *file;
+};
+
+void __replica_read_start(struct file *file, struct replica_read *rr);
+
+/**
+ * replica_read_start - decide whether a read(2) or splice reads replicas
+ * @file: the file read
+ * @rr: filled in for replica_read_folio()
+ */
+static inline void replica_read_start(struct file *file,
+				      struct replica_read *rr)
+{
+	rr->nid = NUMA_NO_NODE;
+	if (static_branch_unlikely(&replica_active))
+		__replica_read_start(file, rr);
+}
+
+struct folio *__replica_read_folio(struct folio *original,
+				   const struct replica_read *rr);
+
+/**
+ * replica_read_folio - the local replica to copy a page-cache folio from
+ * @original: an uptodate page-cache folio the caller holds a reference on
+ * @rr: the state from replica_read_start()
+ *
+ * Counts a read of a remote page without a local replica, and makes the
+ * replica when the count reaches read_threshold.
+ *
+ * Return: a referenced replica to read instead of @original (put it when
+ * done; it is no page-cache folio), or NULL to read @original.
+ */
+static inline struct folio *replica_read_folio(struct folio *original,
+					       const struct replica_read *rr)
+{
+	if (rr->nid == NUMA_NO_NODE)
+		return NULL;
+	return __replica_read_folio(original, rr);
 }
 
 void __replica_collapse_for_write(struct address_space *mapping);
@@ -237,6 +320,11 @@ static inline void replica_drop_unmapped(struct address_space *mapping,
 		__replica_drop_unmapped(mapping, first, last);
 }
 
+int replica_madvise(struct vm_area_struct *vma, unsigned long *vm_flags,
+		    int advice);
+void replica_madvise_done(struct vm_area_struct *vma, unsigned long start,
+			  unsigned long end, int advice);
+
 #else /* !CONFIG_MM_REPLICA */
 
 static inline void replica_mapping_init(struct address_space *mapping) { }
@@ -248,7 +336,7 @@ struct replica_around { };
 static inline void replica_fault_around_start(struct vm_fault *vmf,
 					      struct replica_around *ra) { }
 static inline struct folio *
-replica_fault_around_folio(struct folio *original,
+replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
 			   const struct replica_around *ra)
 {
 	return original;
@@ -256,12 +344,32 @@ replica_fault_around_folio(struct folio *original,
 
 static inline void replica_fault_around_done(struct folio *mapped,
 					     struct folio *original) { }
+
+struct replica_read { };
+
+static inline void replica_read_start(struct file *file,
+				      struct replica_read *rr) { }
+static inline struct folio *replica_read_folio(struct folio *original,
+					       const struct replica_read *rr)
+{
+	return NULL;
+}
+
 static inline void replica_collapse_for_write(struct address_space *mapping) { }
 static inline void replica_block_begin(struct address_space *mapping,
 				       pgoff_t first, pgoff_t last) { }
 static inline void replica_block_end(struct address_space *mapping) { }
 static inline void replica_drop_unmapped(struct address_space *mapping,
 					 pgoff_t first, pgoff_t last) { }
+static inline int replica_madvise(struct vm_area_struct *vma,
+				  unsigned long *vm_flags, int advice)
+{
+	return -EINVAL;
+}
+
+static inline void replica_madvise_done(struct vm_area_struct *vma,
+					unsigned long start, unsigned long end,
+					int advice) { }
 
 #endif /* CONFIG_MM_REPLICA */
 #endif /* _LINUX_REPLICA_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NUMA page-cache replication: the replica store, the fault paths that map
- * replicas, the collapse that removes them before anyone writes, and the
- * shrinker that gives them back under memory pressure.
+ * NUMA page-cache replication: the replica store, the fault and read paths
+ * that use replicas, the collapse that removes them before anyone writes,
+ * and the shrinker that gives them back under memory pressure.
  *
  * A replica is an order-0 folio, allocated on one node, holding a copy of
  * an uptodate page-cache folio (its original) of a file that nobody can
@@ -11,15 +11,17 @@
  * reference on its original, so the original stays in the page cache while
  * it has replicas (reclaim and invalidation leave it alone).  Originals that
  * must stay migratable (CMA, ZONE_MOVABLE, isolated for offlining) are not
- * replicated.
- * folio->mapping and folio->index are those of the original, so that the
- * file rmap finds its mappings; folio->private points at the original and
- * carries the reclaim tier; folio->lru links it on the shrinker's list.
+ * replicated.  folio->mapping and folio->index are those of the original,
+ * so that the file rmap finds its mappings; folio->private points at its
+ * struct replica_info; folio->lru links it on the shrinker's list.  Where
+ * a node has no replica of a page yet, its store may hold instead a value
+ * entry counting the remote read(2)s of that page.
  *
  * Whoever removes a replica from the store holds its folio lock and unmaps
  * it before releasing it; whoever maps it holds the lock and finds it still
  * in the store.  That is what keeps a replica that is being removed from
- * being mapped again.
+ * being mapped again.  read(2) copies from a replica it found in the store
+ * without locking it: such a copy overlaps the writer that removes it.
  *
  * A replica may exist only while the file has no writer: not open for
  * write, not mapped shared and writable, and not being truncated or
@@ -34,6 +36,7 @@
 #include <linux/list_lru.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/rmap.h>
@@ -58,26 +61,29 @@
 /* The store's own memory, charged to the task that makes the replica. */
 #define REPLICA_META_GFP	(GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)
 
-/* folio->private of a replica: its original, and this bit for the tier. */
-#define REPLICA_PRIVATE_TIER_LAST	1UL
-
 /* Replicas locked and unmapped in one go by a collapse. */
 #define REPLICA_COLLAPSE_BATCH		32
 
+/**
+ * struct replica_info - what a replica remembers, at folio->private
+ * @original: the page-cache folio it copies, referenced
+ * @tier: its enum replica_tier
+ * @kinds: REPLICA_KIND_* of the requests it served, under the folio lock
+ */
+struct replica_info {
+	struct folio *original;
+	u8 tier;
+	u8 kinds;
+};
+
+static struct kmem_cache *replica_info_cache;
 static struct list_lru replica_lru[REPLICA_NR_TIERS];
 /* Replicas in all stores, exactly: the node counters drift per CPU. */
 static atomic_long_t replica_count = ATOMIC_LONG_INIT(0);
 
-static struct folio *replica_original(struct folio *replica)
+static struct replica_info *replica_info(struct folio *replica)
 {
-	return (struct folio *)((unsigned long)replica->private &
-				~REPLICA_PRIVATE_TIER_LAST);
-}
-
-static enum replica_tier replica_tier(struct folio *replica)
-{
-	return (unsigned long)replica->private & REPLICA_PRIVATE_TIER_LAST ?
-		REPLICA_TIER_LAST : REPLICA_TIER_FIRST;
+	return replica->private;
 }
 
 /*
@@ -111,9 +117,24 @@ static bool replica_vma_ok(struct vm_area_struct *vma)
 	if (!vma->vm_file || userfaultfd_armed(vma))
 		return false;
 	if (vma->vm_flags & (VM_LOCKED | VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP |
-			     VM_IO))
+			     VM_IO | VM_NOREPLICATE))
 		return false;
 	return replica_mapping_ok(vma->vm_file->f_mapping);
+}
+
+static unsigned int replica_vma_kinds(struct vm_area_struct *vma)
+{
+	unsigned int kinds = 0;
+
+	if (vma->vm_flags & VM_EXEC)
+		kinds |= REPLICA_KIND_EXEC;
+	if (vma->vm_flags & VM_MAYSHARE)
+		kinds |= REPLICA_KIND_SHARED;
+	else
+		kinds |= REPLICA_KIND_PRIVATE;
+	if (vma->vm_flags & VM_REPLICATE)
+		kinds |= REPLICA_KIND_ADVISED;
+	return kinds;
 }
 
 /* Whether anybody may change the file's page cache, now or about to. */
@@ -125,18 +146,25 @@ static bool replica_writers(struct address_space *mapping)
 }
 
 /*
- * Ask the current policy; returns the policy that said yes, or NULL.  The
- * caller compares it with the current policy again once its replica is
- * published, so that a switch in between cannot leave a replica behind.
+ * Ask the current policy about a fault; returns the policy that said yes,
+ * or NULL.  A range opted in with MADV_REPLICATE needs no asking, as long
+ * as the policy honours it.  The caller compares the policy with the
+ * current one again once its replica is published, so that a switch in
+ * between cannot leave a replica behind.
  */
 static const struct replica_policy *
 replica_policy_wants(const struct replica_request *req, enum replica_tier *tier)
 {
 	const struct replica_policy *policy;
+	bool want;
 
 	rcu_read_lock();
 	policy = rcu_dereference(replica_current);
-	if (!policy->want_fault(req))
+	if (req->kinds & REPLICA_KIND_ADVISED)
+		want = policy->kinds & REPLICA_KIND_ADVISED;
+	else
+		want = policy->want_fault(req);
+	if (!want)
 		policy = NULL;
 	else if (tier)
 		*tier = policy->reclaim_tier ? policy->reclaim_tier(req) :
@@ -206,7 +234,9 @@ static struct folio *replica_find_get(struct replica_tree *tree, int nid,
 	rcu_read_lock();
 repeat:
 	replica = xa_load(xa, index);
-	if (replica) {
+	if (xa_is_value(replica)) {
+		replica = NULL;
+	} else if (replica) {
 		if (!folio_try_get(replica))
 			goto repeat;
 		if (unlikely(replica != xa_load(xa, index))) {
@@ -224,6 +254,15 @@ static bool replica_in_store(struct replica_tree *tree, struct folio *replica,
 	return xa_load(&tree->nodes[nid], index) == replica;
 }
 
+/* A replica in the store that copies @original, the current page cache. */
+static bool replica_current_copy(struct replica_tree *tree,
+				 struct folio *replica, int nid,
+				 struct folio *original)
+{
+	return replica_in_store(tree, replica, nid, original->index) &&
+	       replica_info(replica)->original == original;
+}
+
 /* Remove a locked replica from the store and, if it is there, its LRU. */
 static void replica_unlink(struct replica_tree *tree, struct folio *replica,
 			   bool on_lru)
@@ -232,7 +271,7 @@ static void replica_unlink(struct replica_tree *tree, struct folio *replica,
 
 	xa_erase(&tree->nodes[nid], replica->index);
 	if (on_lru)
-		list_lru_del(&replica_lru[replica_tier(replica)],
+		list_lru_del(&replica_lru[replica_info(replica)->tier],
 			     &replica->lru, nid, folio_memcg(replica));
 	mod_node_page_state(folio_pgdat(replica), NR_REPLICA_PAGES, -1);
 	atomic_long_dec(&replica_count);
@@ -241,16 +280,17 @@ static void replica_unlink(struct replica_tree *tree, struct folio *replica,
 /*
  * Release a locked replica that is out of the store and mapped nowhere:
  * drop its hold on the original and the store's reference.  Whoever still
- * holds a reference (a GUP pin, a TLB batch) frees it later.
+ * holds a reference (a GUP pin, a TLB batch, a read(2)) frees it later.
  */
 static void replica_release(struct folio *replica)
 {
-	struct folio *original = replica_original(replica);
+	struct replica_info *info = replica_info(replica);
 
 	replica->mapping = NULL;
 	replica->private = NULL;
 	folio_unlock(replica);
-	folio_put(original);
+	folio_put(info->original);
+	kmem_cache_free(replica_info_cache, info);
 	folio_put(replica);
 }
 
@@ -275,6 +315,26 @@ static bool replica_refused(struct folio *original,
 }
 
 /*
+ * Publish @replica at @index on @nid, replacing a read count there.
+ * Returns false if another replica got there first.
+ */
+static bool replica_store_insert(struct replica_tree *tree, int nid,
+				 pgoff_t index, struct folio *replica)
+{
+	struct xarray *xa = &tree->nodes[nid];
+	void *old = NULL, *found;
+
+	for (;;) {
+		found = xa_cmpxchg(xa, index, old, replica, REPLICA_META_GFP);
+		if (found == old)
+			return true;
+		if (xa_is_err(found) || !xa_is_value(found))
+			return false;
+		old = found;
+	}
+}
+
+/*
  * Make the replica of the locked @original on @req->nid.  Return it locked
  * and with a reference for the caller, or NULL.
  */
@@ -286,12 +346,15 @@ static struct folio *replica_create(struct replica_tree *tree,
 {
 	struct address_space *mapping = original->mapping;
 	struct mm_struct *mm = req->vma ? req->vma->vm_mm : NULL;
-	unsigned long private = (unsigned long)original;
+	struct replica_info *info;
 	struct folio *replica;
 
+	info = kmem_cache_alloc(replica_info_cache, REPLICA_META_GFP);
+	if (!info)
+		goto fail;
 	replica = __folio_alloc_node(REPLICA_GFP, 0, req->nid);
 	if (!replica)
-		goto fail;
+		goto fail_info;
 	if (mem_cgroup_charge(replica, mm, REPLICA_GFP))
 		goto fail_put;
 	if (IS_ENABLED(CONFIG_MEMCG) && folio_memcg(replica) &&
@@ -305,13 +368,13 @@ static struct folio *replica_create(struct replica_tree *tree,
 	INIT_LIST_HEAD(&replica->lru);
 	replica->mapping = mapping;
 	replica->index = original->index;
-	if (tier == REPLICA_TIER_LAST)
-		private |= REPLICA_PRIVATE_TIER_LAST;
-	replica->private = (void *)private;
+	info->original = original;
+	info->tier = tier;
+	info->kinds = req->kinds;
+	replica->private = info;
 	folio_get(original);
 
-	if (xa_insert(&tree->nodes[req->nid], replica->index, replica,
-		      REPLICA_META_GFP)) {
+	if (!replica_store_insert(tree, req->nid, replica->index, replica)) {
 		replica_release(replica);
 		count_vm_event(REPLICA_ALLOC_FAIL);
 		return NULL;
@@ -332,14 +395,43 @@ static struct folio *replica_create(struct replica_tree *tree,
 
 fail_put:
 	folio_put(replica);
+fail_info:
+	kmem_cache_free(replica_info_cache, info);
 fail:
 	count_vm_event(REPLICA_ALLOC_FAIL);
 	return NULL;
 }
 
 /*
+ * Take what the store of @nid holds at @index out of it: forget a read
+ * count; lock a replica, unlink it and return it, referenced.
+ */
+static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
+					   pgoff_t index, void *entry)
+{
+	struct folio *replica;
+
+	if (xa_is_value(entry)) {
+		xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
+		return NULL;
+	}
+	replica = replica_find_get(tree, nid, index);
+	if (!replica)
+		return NULL;
+	folio_lock(replica);
+	if (!replica_in_store(tree, replica, nid, index)) {
+		folio_unlock(replica);
+		folio_put(replica);
+		return NULL;
+	}
+	replica_unlink(tree, replica, true);
+	return replica;
+}
+
+/*
  * Remove every replica of [@first, @last] from the store, unmap it and
- * release it.  Returns how many were removed.
+ * release it, and forget the read counts there.  Returns how many replicas
+ * were removed.
  */
 static unsigned long replica_collapse_range(struct address_space *mapping,
 					    pgoff_t first, pgoff_t last)
@@ -352,31 +444,24 @@ static unsigned long replica_collapse_range(struct address_space *mapping,
 	if (!tree)
 		return 0;
 	for (nid = 0; nid < nr_node_ids; nid++) {
+		struct xarray *xa = &tree->nodes[nid];
 		pgoff_t index = first;
 		bool more = true;
 
 		while (more) {
 			struct folio *replica;
+			void *entry;
 
 			for (n = 0; n < REPLICA_COLLAPSE_BATCH; ) {
-				if (!xa_find(&tree->nodes[nid], &index, last,
-					     XA_PRESENT)) {
+				entry = xa_find(xa, &index, last, XA_PRESENT);
+				if (!entry) {
 					more = false;
 					break;
 				}
-				replica = replica_find_get(tree, nid, index);
-				if (replica) {
-					folio_lock(replica);
-					if (replica_in_store(tree, replica, nid,
-							     index)) {
-						replica_unlink(tree, replica,
-							       true);
-						batch[n++] = replica;
-					} else {
-						folio_unlock(replica);
-						folio_put(replica);
-					}
-				}
+				replica = replica_collapse_take(tree, nid, index,
+								entry);
+				if (replica)
+					batch[n++] = replica;
 				if (index == last) {
 					more = false;
 					break;
@@ -384,7 +469,7 @@ static unsigned long replica_collapse_range(struct address_space *mapping,
 				index++;
 			}
 			if (!n)
-				break;
+				continue;
 			/*
 			 * Nobody maps a replica that is out of the store, and
 			 * the rmap walk reaches a task that forked from one
@@ -428,6 +513,7 @@ void __replica_fault(struct vm_fault *vmf)
 	req.vma = vma;
 	req.file = vma->vm_file;
 	req.index = original->index;
+	req.kinds = replica_vma_kinds(vma);
 	policy = replica_policy_wants(&req, &tier);
 	if (!policy)
 		return;
@@ -440,8 +526,7 @@ void __replica_fault(struct vm_fault *vmf)
 	replica = replica_find_get(tree, req.nid, req.index);
 	if (replica) {
 		folio_lock(replica);
-		if (!replica_in_store(tree, replica, req.nid, req.index) ||
-		    replica_original(replica) != original) {
+		if (!replica_current_copy(tree, replica, req.nid, original)) {
 			folio_unlock(replica);
 			folio_put(replica);
 			/*
@@ -452,6 +537,7 @@ void __replica_fault(struct vm_fault *vmf)
 			replica_collapse_range(mapping, req.index, req.index);
 			return;
 		}
+		replica_info(replica)->kinds |= req.kinds;
 		folio_set_referenced(replica);
 		count_vm_event(REPLICA_MAP);
 	} else if (replica_node_has_room(req.nid)) {
@@ -480,28 +566,36 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 	req.file = vma->vm_file;
 	req.index = vmf->pgoff;
 	req.nid = numa_mem_id();
+	req.kinds = replica_vma_kinds(vma);
 	if (!replica_policy_wants(&req, NULL))
 		return;
 	ra->nid = req.nid;
+	ra->kinds = req.kinds;
 	ra->may_create = replica_node_has_room(req.nid);
 }
 
-struct folio *__replica_fault_around_folio(struct folio *original,
+struct folio *__replica_fault_around_folio(struct vm_fault *vmf,
+					   struct folio *original,
 					   const struct replica_around *ra)
 {
 	struct replica_tree *tree;
 	struct folio *replica;
 
-	if (folio_nid(original) == ra->nid || !replica_original_ok(original))
+	/*
+	 * What is mapped already stays, and is no new use of a replica:
+	 * leave its reclaim age and the replica_map count alone.
+	 */
+	if (!pte_none(ptep_get(vmf->pte)) || folio_nid(original) == ra->nid ||
+	    !replica_original_ok(original))
 		return original;
 	tree = READ_ONCE(original->mapping->i_replicas);
 	replica = tree ? replica_find_get(tree, ra->nid, original->index) :
 		NULL;
 	if (replica) {
 		if (folio_trylock(replica)) {
-			if (replica_in_store(tree, replica, ra->nid,
-					     original->index) &&
-			    replica_original(replica) == original) {
+			if (replica_current_copy(tree, replica, ra->nid,
+						 original)) {
+				replica_info(replica)->kinds |= ra->kinds;
 				folio_set_referenced(replica);
 				count_vm_event(REPLICA_MAP);
 				return replica;
@@ -515,6 +609,109 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 		return NULL;
 	count_vm_event(REPLICA_ALLOC_FAIL);
 	return original;
+}
+
+void __replica_read_start(struct file *file, struct replica_read *rr)
+{
+	struct address_space *mapping = file->f_mapping;
+	const struct replica_policy *policy;
+	struct replica_request req = {
+		.file = file,
+		.nid = numa_mem_id(),
+		.kinds = REPLICA_KIND_READ,
+	};
+
+	if (!replica_mapping_ok(mapping) || replica_writers(mapping))
+		return;
+	rcu_read_lock();
+	policy = rcu_dereference(replica_current);
+	if (policy->want_read && policy->want_read(&req)) {
+		rr->nid = req.nid;
+		rr->policy = policy;
+		rr->tier = policy->reclaim_tier ? policy->reclaim_tier(&req) :
+			REPLICA_TIER_FIRST;
+	}
+	rcu_read_unlock();
+	rr->file = file;
+	rr->may_create = rr->nid != NUMA_NO_NODE &&
+			 replica_node_has_room(rr->nid);
+}
+
+/*
+ * Count a remote read of @index by @nid; returns the count so far, or 0 if
+ * a replica appeared meanwhile or the count could not be kept.
+ */
+static unsigned long replica_count_read(struct replica_tree *tree, int nid,
+					pgoff_t index)
+{
+	struct xarray *xa = &tree->nodes[nid];
+	unsigned long count;
+	void *old, *found;
+
+	old = xa_load(xa, index);
+	for (;;) {
+		if (old && !xa_is_value(old))
+			return 0;
+		count = old ? xa_to_value(old) + 1 : 1;
+		found = xa_cmpxchg(xa, index, old, xa_mk_value(count),
+				   REPLICA_META_GFP);
+		if (found == old)
+			return count;
+		if (xa_is_err(found))
+			return 0;
+		old = found;
+	}
+}
+
+struct folio *__replica_read_folio(struct folio *original,
+				   const struct replica_read *rr)
+{
+	struct address_space *mapping = original->mapping;
+	struct replica_request req;
+	struct replica_tree *tree;
+	struct folio *replica;
+
+	if (folio_nid(original) == rr->nid || !mapping ||
+	    !replica_original_ok(original))
+		return NULL;
+	tree = READ_ONCE(mapping->i_replicas);
+	replica = tree ? replica_find_get(tree, rr->nid, original->index) :
+		NULL;
+	if (replica) {
+		if (replica_current_copy(tree, replica, rr->nid, original)) {
+			/* A use, for reclaim's second chance. */
+			if (!folio_test_referenced(replica))
+				folio_set_referenced(replica);
+			count_vm_event(REPLICA_READ);
+			return replica;
+		}
+		folio_put(replica);
+		return NULL;
+	}
+	if (!rr->may_create)
+		return NULL;
+	tree = tree ? tree : replica_tree_get(mapping);
+	if (!tree || replica_count_read(tree, rr->nid, original->index) <
+		     READ_ONCE(replica_read_threshold))
+		return NULL;
+
+	/* Read often enough: make the replica, if the original holds still. */
+	if (!folio_trylock(original))
+		return NULL;
+	replica = NULL;
+	if (original->mapping == mapping && replica_original_ok(original)) {
+		req.vma = NULL;
+		req.file = rr->file;
+		req.index = original->index;
+		req.nid = rr->nid;
+		req.kinds = REPLICA_KIND_READ;
+		replica = replica_create(tree, original, &req, rr->policy,
+					 rr->tier);
+		if (replica)
+			folio_unlock(replica);
+	}
+	folio_unlock(original);
+	return replica;
 }
 
 void __replica_collapse_for_write(struct address_space *mapping)
@@ -542,6 +739,12 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 		xa_for_each_range(&tree->nodes[nid], index, replica, first,
 				  last) {
 			cond_resched();
+			/* Read counts go with the cache they counted. */
+			if (xa_is_value(replica)) {
+				xa_cmpxchg(&tree->nodes[nid], index, replica,
+					   NULL, 0);
+				continue;
+			}
 			replica = replica_find_get(tree, nid, index);
 			if (!replica)
 				continue;
@@ -562,6 +765,57 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 		}
 	}
 	count_vm_events(REPLICA_RECLAIM, dropped);
+}
+
+/**
+ * replica_madvise - opt a range in or out of replication
+ * @vma: the VMA madvise() is applied to
+ * @vm_flags: its new flags, updated
+ * @advice: MADV_REPLICATE or MADV_NOREPLICATE
+ *
+ * Only file mappings that may hold replicas can be advised: not anonymous,
+ * hugetlb, DAX or shmem memory, and not shared mappings that may write.
+ *
+ * Return: 0, or -EINVAL for a range that cannot be advised.
+ */
+int replica_madvise(struct vm_area_struct *vma, unsigned long *vm_flags,
+		    int advice)
+{
+	if (!vma->vm_file || vma_is_anonymous(vma) ||
+	    is_vm_hugetlb_page(vma) || vma_is_dax(vma) ||
+	    shmem_file(vma->vm_file) ||
+	    (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) ==
+	    (VM_SHARED | VM_MAYWRITE))
+		return -EINVAL;
+	if (advice == MADV_REPLICATE) {
+		*vm_flags &= ~VM_NOREPLICATE;
+		*vm_flags |= VM_REPLICATE;
+	} else {
+		*vm_flags &= ~VM_REPLICATE;
+		*vm_flags |= VM_NOREPLICATE;
+	}
+	return 0;
+}
+
+/**
+ * replica_madvise_done - finish madvise() on a range with its new flags
+ * @vma: the VMA of [@start, @end), flags updated, write-locked
+ * @start: start of the advised range
+ * @end: end of the advised range
+ * @advice: MADV_REPLICATE or MADV_NOREPLICATE
+ *
+ * MADV_NOREPLICATE unmaps the file pages mapped there, so that the next
+ * access maps the original instead of a replica.  The mapping is write
+ * locked, so no fault maps a replica again meanwhile; private copies made
+ * by writes stay.
+ */
+void replica_madvise_done(struct vm_area_struct *vma, unsigned long start,
+			  unsigned long end, int advice)
+{
+	struct zap_details details = { .even_cows = false };
+
+	if (advice == MADV_NOREPLICATE)
+		zap_page_range_single(vma, start, end - start, &details);
 }
 
 /**
@@ -587,9 +841,16 @@ void replica_mapping_release(struct address_space *mapping)
 	kfree_rcu(tree, rcu);
 }
 
+/*
+ * Isolating replicas from the shrinker's lists: @keep_kinds selects the
+ * replicas a policy switch keeps (0 takes them all), @second_chance spares
+ * those referenced since the last scan once.
+ */
 struct replica_isolate {
 	struct list_head dispose;
+	unsigned int keep_kinds;
 	bool second_chance;
+	bool busy;
 };
 
 static enum lru_status replica_isolate(struct list_head *item,
@@ -601,9 +862,19 @@ static enum lru_status replica_isolate(struct list_head *item,
 
 	if (isolate->second_chance && folio_test_clear_referenced(replica))
 		return LRU_ROTATE;
-	/* A replica being mapped, made or collapsed is busy: skip it. */
-	if (!folio_trylock(replica))
-		return LRU_SKIP;
+	/*
+	 * A replica being mapped, made or collapsed is busy.  The shrinker
+	 * leaves it where it is; a policy switch, walking each list once,
+	 * moves it and those it keeps behind the ones it has yet to see.
+	 */
+	if (!folio_trylock(replica)) {
+		isolate->busy = true;
+		return isolate->second_chance ? LRU_SKIP : LRU_ROTATE;
+	}
+	if (replica_info(replica)->kinds & isolate->keep_kinds) {
+		folio_unlock(replica);
+		return LRU_ROTATE;
+	}
 	list_lru_isolate_move(list, item, &isolate->dispose);
 	return LRU_REMOVED;
 }
@@ -671,36 +942,61 @@ static unsigned long replica_shrink_scan(struct shrinker *shrinker,
 	return freed;
 }
 
+/*
+ * Walk one list once, in batches: what the walk keeps or finds busy is
+ * rotated behind what it has yet to see, so the walk ends even when it
+ * keeps thousands.
+ */
+static void replica_drop_list(struct list_lru *lru, int nid,
+			      struct mem_cgroup *memcg,
+			      struct replica_isolate *isolate)
+{
+	unsigned long left = list_lru_count_one(lru, nid, memcg);
+
+	while (left) {
+		unsigned long batch = min(left, 1024UL), walk = batch;
+
+		list_lru_walk_one(lru, nid, memcg, replica_isolate, isolate,
+				  &walk);
+		replica_dispose(&isolate->dispose);
+		cond_resched();
+		/* A walk that stopped early found the list shorter. */
+		if (walk)
+			break;
+		left -= batch;
+	}
+}
+
 /**
- * replica_drop_all - free every replica
+ * replica_drop_kinds - free the replicas a new policy does not make
+ * @keep_kinds: REPLICA_KIND_* of the replicas to keep; 0 frees them all
  *
  * Used when the policy changes; the caller has published the new policy
  * and issued a full barrier, so that a replica made for the old policy
- * after this walk removes itself.  Returns once no replica is left, those
- * that others hold locked (a fault, a collapse, the shrinker) included.
+ * after this walk removes itself.  Returns once every replica it could
+ * not take at once (a fault, a collapse or the shrinker held it) was
+ * looked at again; with @keep_kinds 0, once no replica is left.
  */
-void replica_drop_all(void)
+void replica_drop_kinds(unsigned int keep_kinds)
 {
-	struct replica_isolate isolate = { .second_chance = false };
+	struct replica_isolate isolate = { .keep_kinds = keep_kinds };
+	struct mem_cgroup *memcg;
 	int tier, nid;
 
 	INIT_LIST_HEAD(&isolate.dispose);
 	for (;;) {
+		isolate.busy = false;
 		for (tier = 0; tier < REPLICA_NR_TIERS; tier++) {
 			for_each_online_node(nid) {
-				unsigned long walk;
-
+				memcg = mem_cgroup_iter(NULL, NULL, NULL);
 				do {
-					walk = 1024;
-					list_lru_walk_node(&replica_lru[tier],
-							   nid, replica_isolate,
-							   &isolate, &walk);
-					replica_dispose(&isolate.dispose);
-					cond_resched();
-				} while (!walk);
+					replica_drop_list(&replica_lru[tier],
+							  nid, memcg, &isolate);
+				} while ((memcg = mem_cgroup_iter(NULL, memcg,
+								  NULL)));
 			}
 		}
-		if (!atomic_long_read(&replica_count))
+		if (keep_kinds ? !isolate.busy : !atomic_long_read(&replica_count))
 			break;
 		/* Wait for whoever holds the last ones to let go. */
 		schedule_timeout_uninterruptible(1);
@@ -717,17 +1013,20 @@ int replica_reclaim_init(void)
 	struct shrinker *shrinker;
 	int tier, err;
 
+	replica_info_cache = KMEM_CACHE(replica_info, SLAB_ACCOUNT);
+	if (!replica_info_cache)
+		return -ENOMEM;
 	shrinker = shrinker_alloc(SHRINKER_NUMA_AWARE | SHRINKER_MEMCG_AWARE,
 				  "replica");
 	if (!shrinker)
-		return -ENOMEM;
+		goto fail_cache;
 	for (tier = 0; tier < REPLICA_NR_TIERS; tier++) {
 		err = list_lru_init_memcg(&replica_lru[tier], shrinker);
 		if (err) {
 			while (tier--)
 				list_lru_destroy(&replica_lru[tier]);
 			shrinker_free(shrinker);
-			return err;
+			goto fail_cache;
 		}
 	}
 	shrinker->count_objects = replica_shrink_count;
@@ -736,4 +1035,8 @@ int replica_reclaim_init(void)
 	shrinker->seeks = 0;
 	shrinker_register(shrinker);
 	return 0;
+
+fail_cache:
+	kmem_cache_destroy(replica_info_cache);
+	return -ENOMEM;
 }

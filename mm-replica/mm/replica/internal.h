@@ -23,8 +23,9 @@ struct replica_tree {
 extern const struct replica_policy __rcu *replica_current;
 extern struct replica_policy replica_policy_none;
 extern unsigned int replica_max_percent;
+extern unsigned int replica_read_threshold;
 
-void replica_drop_all(void);
+void replica_drop_kinds(unsigned int keep_kinds);
 int replica_reclaim_init(void);
 
 #endif /* _MM_REPLICA_INTERNAL_H */

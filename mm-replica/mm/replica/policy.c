@@ -33,6 +33,7 @@ static bool none_want_fault(const struct replica_request *req)
 
 struct replica_policy replica_policy_none = {
 	.name = "none",
+	.kinds = 0,
 	.want_fault = none_want_fault,
 };
 
@@ -40,6 +41,9 @@ const struct replica_policy __rcu *replica_current = &replica_policy_none;
 
 /* Per node, the most replica pages as a percentage of its memory. */
 unsigned int replica_max_percent = 10;
+/* Remote read(2)s of a page after which it is replicated. */
+unsigned int replica_read_threshold = 2;
+#define REPLICA_READ_THRESHOLD_MAX	1000
 
 /* Protects the registry and serialises policy switches. */
 static DEFINE_MUTEX(replica_policy_mutex);
@@ -99,11 +103,12 @@ static void replica_policy_switch(const struct replica_policy *new)
 	rcu_assign_pointer(replica_current, new);
 	if (old != &replica_policy_none) {
 		/*
-		 * Every replica was made for the old policy.  One made after
-		 * the walk below sees the new policy and removes itself.
+		 * Every replica was made for the old policy: keep those the
+		 * new one makes too.  One made after the walk below sees the
+		 * new policy and removes itself.
 		 */
 		smp_mb();
-		replica_drop_all();
+		replica_drop_kinds(new->kinds);
 	}
 	if (new == &replica_policy_none)
 		static_branch_disable(&replica_active);
@@ -147,6 +152,25 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute policy_attr = __ATTR_RW_MODE(policy, 0644);
 
+/* Store a decimal in [@min, @max] written to a knob into @knob. */
+static ssize_t replica_knob_store(unsigned int *knob, unsigned int min,
+				  unsigned int max, const char *buf,
+				  size_t count)
+{
+	unsigned int value;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	err = kstrtouint(buf, 10, &value);
+	if (err)
+		return err;
+	if (value < min || value > max)
+		return -EINVAL;
+	WRITE_ONCE(*knob, value);
+	return count;
+}
+
 static ssize_t max_percent_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
@@ -157,26 +181,33 @@ static ssize_t max_percent_store(struct kobject *kobj,
 				 struct kobj_attribute *attr,
 				 const char *buf, size_t count)
 {
-	unsigned int percent;
-	int err;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	err = kstrtouint(buf, 10, &percent);
-	if (err)
-		return err;
-	if (percent > 100)
-		return -EINVAL;
-	WRITE_ONCE(replica_max_percent, percent);
-	return count;
+	return replica_knob_store(&replica_max_percent, 0, 100, buf, count);
 }
 
 static struct kobj_attribute max_percent_attr =
 	__ATTR_RW_MODE(max_percent, 0644);
 
+static ssize_t read_threshold_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(replica_read_threshold));
+}
+
+static ssize_t read_threshold_store(struct kobject *kobj,
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
+{
+	return replica_knob_store(&replica_read_threshold, 1,
+				  REPLICA_READ_THRESHOLD_MAX, buf, count);
+}
+
+static struct kobj_attribute read_threshold_attr =
+	__ATTR_RW_MODE(read_threshold, 0644);
+
 static struct attribute *replica_attrs[] = {
 	&policy_attr.attr,
 	&max_percent_attr.attr,
+	&read_threshold_attr.attr,
 	NULL,
 };
 
