@@ -58,9 +58,9 @@ image: selftests initramfs $(OUT)/tools/pagenodes
 check: kernel image
 	@boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/check
 
-# make run shows replication: the policy is private unless POLICY says.
+# make run shows replication: the policy is text unless POLICY says.
 run: kernel image
-	@POLICY=$${POLICY:-private} boot/qemu.sh run $(BUILD) \
+	@POLICY=$${POLICY:-text} boot/qemu.sh run $(BUILD) \
 		$(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/run boot/demo.sh
 
 guest: kernel image

@@ -15,6 +15,10 @@ rc=0
 while read -r policy tests; do
 	case $policy in ''|'#'*) continue ;; esac
 	echo "# boot: replica_policy=$policy, selftests: $tests"
+	case $policy in
+	*[!a-z]*) echo "check: bad line in check-boots: $policy $tests" >&2
+		  exit 2 ;;
+	esac
 	POLICY=$policy TESTS=$tests \
 		"$here/qemu.sh" check "$build" "$initrd" "$stage" \
 		"$out/$policy" || rc=1

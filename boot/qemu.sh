@@ -7,7 +7,7 @@
 #   mode run:   run <run-file> (sh) in /mnt/add, exit with its status.
 # Environment: NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND TIMEOUT ADD
 #              TEST_TIMEOUT QEMU_OPTS TESTS (check mode: which selftests,
-#              default all)
+#              "name [args]; ...", default all)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -51,11 +51,14 @@ else
 	: > "$out/run.sh"
 fi
 if [ -n "${TESTS:-}" ] && [ "$TESTS" != all ]; then
-	for t in $TESTS; do
-		grep -qx "$t" "$stage/guest/tests.list" ||
-			{ echo "qemu: no selftest '$t'" >&2; exit 2; }
+	# "name [args]; name [args]; ..."
+	echo "$TESTS" | tr ';' '\n' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' |
+	while read -r t; do
+		[ -n "$t" ] || continue
+		grep -qx "${t%% *}" "$stage/guest/tests.list" ||
+			{ echo "qemu: no selftest '${t%% *}'" >&2; exit 2; }
 		echo "$t"
-	done > "$out/tests.list"
+	done > "$out/tests.list" || exit 2
 else
 	cp "$stage/guest/tests.list" "$out/tests.list"
 fi

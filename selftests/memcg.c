@@ -17,34 +17,8 @@
 #include "../kselftest_harness.h"
 #include "replica_util.h"
 
-#define CGROUP_ROOT	"/sys/fs/cgroup"
 #define NPAGES		1024
 #define LEN		(NPAGES * PAGE_SIZE_4K)
-
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-static long long read_number(const char *path)
-{
-	long long val = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
-}
 
 struct map_args {
 	int fd;
@@ -57,21 +31,17 @@ struct map_args {
 static int map_in_cgroup(void *arg)
 {
 	struct map_args *a = arg;
-	char path[256], pid[32];
 	int status[NPAGES];
 	unsigned char *p;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", a->cgroup);
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (write_text(path, pid))
+	if (cgroup_enter(a->cgroup))
 		return 2;
-	snprintf(path, sizeof(path), "%s/memory.current", a->cgroup);
-	*a->before = read_number(path);
+	*a->before = cgroup_read(a->cgroup, "memory.current");
 	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, a->fd, 0);
 	if (p == MAP_FAILED)
 		return 3;
 	touch_pages(p, LEN);
-	*a->after = read_number(path);
+	*a->after = cgroup_read(a->cgroup, "memory.current");
 	if (page_nodes(p, NPAGES, status))
 		return 4;
 	*a->on_node1 = count_on_node(status, NPAGES, 1);
@@ -90,13 +60,8 @@ TEST(replicas_are_charged_to_the_cgroup_that_makes_them)
 		     nr_online_nodes());
 	if (policy_require("private", prev, sizeof(prev)))
 		SKIP(return, "no replication policy \"private\" in this kernel");
-	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
-	    mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL))
-		SKIP(return, "cannot mount cgroup2: %s", strerror(errno));
-	if (write_text(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
-		SKIP(return, "no memory controller: %s", strerror(errno));
-	snprintf(cgroup, sizeof(cgroup), CGROUP_ROOT "/replica.%d", getpid());
-	ASSERT_EQ(0, mkdir(cgroup, 0755));
+	if (cgroup_create(cgroup, sizeof(cgroup)))
+		SKIP(return, "no memory cgroup: %s", strerror(errno));
 
 	snprintf(path, sizeof(path), "memcg.%d", getpid());
 	fd = make_test_file(path, NPAGES, 3);
@@ -123,7 +88,7 @@ TEST(replicas_are_charged_to_the_cgroup_that_makes_them)
 	close(fd);
 	unlink(path);
 	drop_all_caches();
-	rmdir(cgroup);
+	cgroup_remove(cgroup);
 	policy_set(prev);
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -338,6 +339,44 @@ int policy_set(const char *name)
 	return write_file("/sys/kernel/mm/replica/policy", name);
 }
 
+int read_text_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+int replica_knob_get(const char *knob, char *buf, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/replica/%s", knob);
+	return read_text_file(path, buf, len);
+}
+
+int replica_knob_set(const char *knob, const char *value)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/replica/%s", knob);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, value, strlen(value)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
 int drop_all_caches(void)
 {
 	sync();
@@ -412,7 +451,7 @@ int policy_require(const char *name, char *prev, size_t len)
 struct holder_args {
 	struct holder *h;
 	int fd;
-	int mlocked;
+	int how;
 	int ready;	/* write end */
 	int release;	/* read end */
 };
@@ -425,11 +464,14 @@ static int holder_job(void *arg)
 	unsigned char *p;
 	char c;
 
-	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, a->fd, 0);
+	p = mmap(NULL, len, PROT_READ | (a->how & HOLD_EXEC ? PROT_EXEC : 0),
+		 MAP_PRIVATE, a->fd, 0);
 	if (p == MAP_FAILED)
 		return 2;
+	if (a->how & HOLD_ADVISED && madvise(p, len, MADV_REPLICATE))
+		return 3;
 	touch_pages(p, len);
-	if (a->mlocked && mlock(p, len))
+	if (a->how & HOLD_MLOCK && mlock(p, len))
 		return 3;
 	if (page_nodes(p, h->npages, h->status) || write(a->ready, "r", 1) != 1)
 		return 4;
@@ -445,9 +487,9 @@ static int holder_job(void *arg)
 }
 
 int holder_start(struct holder *h, int fd, size_t npages, unsigned int seed,
-		 int node, int mlocked)
+		 int node, int how)
 {
-	struct holder_args a = { .h = h, .fd = fd, .mlocked = mlocked };
+	struct holder_args a = { .h = h, .fd = fd, .how = how };
 	int ready[2], release[2];
 	char c;
 
@@ -492,4 +534,51 @@ int holder_finish(struct holder *h)
 	if (!WIFEXITED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+
+int cgroup_create(char *path, size_t len)
+{
+	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
+	    mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL))
+		return -1;
+	if (write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
+		return -1;
+	snprintf(path, len, CGROUP_ROOT "/replica.%d", getpid());
+	return mkdir(path, 0755);
+}
+
+int cgroup_enter(const char *path)
+{
+	char procs[256], pid[32];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return write_file(procs, pid);
+}
+
+void cgroup_remove(const char *path)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file(CGROUP_ROOT "/cgroup.procs", pid) || rmdir(path))
+		perror("cgroup_remove");
+}
+
+long long cgroup_read(const char *path, const char *file)
+{
+	char name[256];
+	long long val = -1;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s/%s", path, file);
+	f = fopen(name, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
 }

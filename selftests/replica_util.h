@@ -14,6 +14,12 @@
 
 #define PAGE_SIZE_4K	4096UL
 
+/* The libc headers may not know them yet: the kernel's uapi values. */
+#ifndef MADV_REPLICATE
+#define MADV_REPLICATE		26
+#define MADV_NOREPLICATE	27
+#endif
+
 /* move_pages(2), without libnuma. */
 long sys_move_pages(int pid, unsigned long count, void **pages,
 		    const int *nodes, int *status, int flags);
@@ -103,6 +109,16 @@ int policy_get(char *buf, size_t len);
 /* Switch the replication policy; 0 or -1 with errno set. */
 int policy_set(const char *name);
 
+/* Read the text of @path into @buf, NUL-terminated; 0 or -1. */
+int read_text_file(const char *path, char *buf, size_t len);
+
+/*
+ * Read or write /sys/kernel/mm/replica/@knob.  replica_knob_set() returns
+ * 0 or the errno of the failed open or write.
+ */
+int replica_knob_get(const char *knob, char *buf, size_t len);
+int replica_knob_set(const char *knob, const char *value);
+
 /* echo 3 > /proc/sys/vm/drop_caches */
 int drop_all_caches(void);
 
@@ -115,6 +131,19 @@ int page_pfns(void *addr, size_t npages, unsigned long long *pfns);
  * binary already made and counters move only for the files under test.
  */
 int warm_self_on_node(int node);
+
+/*
+ * A memory cgroup for a test: cgroup_create() mounts cgroup2 if need be,
+ * enables the memory controller and makes /sys/fs/cgroup/replica.<pid>
+ * (its path in @path); 0, or -1 with errno set.
+ */
+int cgroup_create(char *path, size_t len);
+/* Move the calling task into @path. */
+int cgroup_enter(const char *path);
+/* Move the calling task back to the root cgroup and remove @path. */
+void cgroup_remove(const char *path);
+/* A value of a cgroup file, or -1. */
+long long cgroup_read(const char *path, const char *file);
 
 /**
  * struct holder - a child that keeps a file mapped on a node
@@ -133,13 +162,18 @@ struct holder {
 	int *status;
 };
 
+/* How a holder maps its file. */
+#define HOLD_MLOCK	0x1	/* mlock() the mapping once touched */
+#define HOLD_EXEC	0x2	/* map it PROT_EXEC */
+#define HOLD_ADVISED	0x4	/* madvise(MADV_REPLICATE) before touching */
+
 /*
  * Start a child on @node that maps the first @npages pages of @fd
- * MAP_PRIVATE, touches them (and mlocks them if @mlocked), records where
- * they live, and holds the mapping until holder_finish().  0 on success.
+ * MAP_PRIVATE as @how says (HOLD_*), touches them, records where they
+ * live, and holds the mapping until holder_finish().  0 on success.
  */
 int holder_start(struct holder *h, int fd, size_t npages, unsigned int seed,
-		 int node, int mlocked);
+		 int node, int how);
 
 /*
  * Let the holder go: it records where its pages live, touches them again,

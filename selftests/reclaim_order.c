@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The order in which reclaim takes replicas, as each policy decides: under
+ * "text" executable replicas are kept longer than the non-executable ones
+ * of ranges opted in with MADV_REPLICATE, however old; under "private" and
+ * "readonly" the least recently made go first.  The replicas are charged
+ * to a memory cgroup, and the shrinker is asked for as many as one file
+ * has, once, through /sys/kernel/debug/shrinker/ (CONFIG_SHRINKER_DEBUG).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glob.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "replica_util.h"
+
+#define NPAGES	256
+
+FIXTURE(order) {
+	char prev_policy[32];
+	char cgroup[128];
+	char scan[256];
+	char path[2][64];
+	int fd[2];
+};
+
+/* The scan file of the replica shrinker in debugfs, in @path. */
+static int shrinker_scan_file(char *path, size_t len)
+{
+	glob_t g;
+	int err = -1;
+
+	if (glob("/sys/kernel/debug/shrinker/replica-*/scan", 0, NULL, &g))
+		return -1;
+	if (g.gl_pathc == 1) {
+		snprintf(path, len, "%s", g.gl_pathv[0]);
+		err = 0;
+	}
+	globfree(&g);
+	return err;
+}
+
+/* Have the shrinker scan @nr replicas of @cgroup on @node, once. */
+static int shrinker_scan(const char *scan, const char *cgroup, int node,
+			 int nr)
+{
+	char cmd[64];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat(cgroup, &st))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%lu %d %d", (unsigned long)st.st_ino,
+		 node, nr);
+	fd = open(scan, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, cmd, strlen(cmd));
+	close(fd);
+	return n == (ssize_t)strlen(cmd) ? 0 : -1;
+}
+
+FIXTURE_SETUP(order)
+{
+	int i;
+
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
+		     nr_online_nodes());
+	if (policy_get(self->prev_policy, sizeof(self->prev_policy)))
+		SKIP(return, "kernel without CONFIG_MM_REPLICA");
+	if (shrinker_scan_file(self->scan, sizeof(self->scan)))
+		SKIP(return, "no shrinker debugfs (CONFIG_SHRINKER_DEBUG)");
+	/*
+	 * This program's own replicas are made before it enters the cgroup,
+	 * so that the cgroup's replicas are those of the two files alone.
+	 */
+	ASSERT_EQ(0, warm_self_on_node(1));
+	if (cgroup_create(self->cgroup, sizeof(self->cgroup)))
+		SKIP(return, "no memory cgroup: %s", strerror(errno));
+	ASSERT_EQ(0, cgroup_enter(self->cgroup));
+	for (i = 0; i < 2; i++) {
+		snprintf(self->path[i], sizeof(self->path[i]), "order%d.%d",
+			 i, getpid());
+		self->fd[i] = make_test_file(self->path[i], NPAGES, i + 1);
+		ASSERT_LE(0, self->fd[i]);
+		ASSERT_EQ(0, cache_file_on_node(self->fd[i], 0));
+	}
+}
+
+FIXTURE_TEARDOWN(order)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (self->path[i][0]) {
+			close(self->fd[i]);
+			unlink(self->path[i]);
+		}
+	}
+	if (self->cgroup[0])
+		cgroup_remove(self->cgroup);
+	if (self->prev_policy[0])
+		policy_set(self->prev_policy);
+}
+
+/*
+ * Replicate file 0 then file 1 on node 1 (how0, how1: HOLD_*), have the
+ * shrinker scan as many replicas as one file has, and count each file's
+ * replicas still mapped.
+ */
+static void reclaim_after(struct __test_metadata *_metadata,
+			  const char *cgroup, const char *scan,
+			  const int fd[2], int how0, int how1, int left[2])
+{
+	long long reclaim0;
+	struct holder h[2];
+	int i;
+
+	ASSERT_EQ(0, holder_start(&h[0], fd[0], NPAGES, 1, 1, how0));
+	ASSERT_EQ(0, holder_start(&h[1], fd[1], NPAGES, 2, 1, how1));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(NPAGES, count_on_node(h[i].status, NPAGES, 1));
+	reclaim0 = vmstat_read("replica_reclaim");
+	ASSERT_EQ(0, shrinker_scan(scan, cgroup, 1, NPAGES));
+	ASSERT_EQ(reclaim0 + NPAGES, vmstat_read("replica_reclaim"));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, holder_finish(&h[i]));
+		/* Where the holder's pages were before it touched them again. */
+		left[i] = count_on_node(h[i].status + NPAGES, NPAGES, 1);
+	}
+	TH_LOG("replicas left: %d of file 0, %d of file 1", left[0], left[1]);
+}
+
+TEST_F(order, text_keeps_executable_replicas_longest)
+{
+	int left[2];
+
+	ASSERT_EQ(0, policy_set("text"));
+	/* The executable replicas are the older ones. */
+	reclaim_after(_metadata, self->cgroup, self->scan, self->fd,
+		      HOLD_EXEC, HOLD_ADVISED, left);
+	ASSERT_EQ(NPAGES, left[0]);
+	ASSERT_EQ(0, left[1]);
+}
+
+TEST_F(order, private_reclaims_least_recently_made_first)
+{
+	int left[2];
+
+	ASSERT_EQ(0, policy_set("private"));
+	reclaim_after(_metadata, self->cgroup, self->scan, self->fd,
+		      0, 0, left);
+	ASSERT_EQ(0, left[0]);
+	ASSERT_EQ(NPAGES, left[1]);
+}
+
+TEST_F(order, readonly_reclaims_least_recently_made_first)
+{
+	int left[2];
+
+	ASSERT_EQ(0, policy_set("readonly"));
+	reclaim_after(_metadata, self->cgroup, self->scan, self->fd,
+		      0, 0, left);
+	ASSERT_EQ(0, left[0]);
+	ASSERT_EQ(NPAGES, left[1]);
+}
+
+TEST_HARNESS_MAIN
