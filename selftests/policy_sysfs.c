@@ -174,6 +174,48 @@ TEST_F(sysfs, switching_to_none_drops_mlocked_replicas)
 	switch_to_none_with_holder(_metadata, 1);
 }
 
+/*
+ * A switch keeps the replicas the new policy makes: from "private" to
+ * "text", those of an executable mapping stay mapped, those of a data
+ * mapping are unmapped and freed.
+ */
+TEST_F(sysfs, switching_keeps_what_the_new_policy_makes)
+{
+	static const int how[2] = { HOLD_EXEC, 0 };
+	struct holder h[2];
+	char path[2][64];
+	int fd[2], i;
+
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes");
+	ASSERT_EQ(0, policy_set("private"));
+	for (i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "keep%d.%d", i, getpid());
+		fd[i] = make_test_file(path[i], NPAGES, 10 + i);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, cache_file_on_node(fd[i], 0));
+		ASSERT_EQ(0, holder_start(&h[i], fd[i], NPAGES, 10 + i, 1,
+					  how[i]));
+		ASSERT_EQ(NPAGES, count_on_node(h[i].status, NPAGES, 1));
+	}
+
+	ASSERT_EQ(0, policy_set("text"));
+
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, holder_finish(&h[i]));
+	/* Executable: still the replicas, before and after touching. */
+	ASSERT_EQ(NPAGES, count_on_node(h[0].status + NPAGES, NPAGES, 1));
+	ASSERT_EQ(NPAGES, count_on_node(h[0].status + 2 * NPAGES, NPAGES, 1));
+	/* Data: unmapped at the switch, then the originals. */
+	ASSERT_EQ(NPAGES, count_on_node(h[1].status + NPAGES, NPAGES,
+					-ENOENT));
+	ASSERT_EQ(NPAGES, count_on_node(h[1].status + 2 * NPAGES, NPAGES, 0));
+	for (i = 0; i < 2; i++) {
+		close(fd[i]);
+		unlink(path[i]);
+	}
+}
+
 TEST_F(sysfs, max_percent_zero_makes_no_replica)
 {
 	long long fail0;
