@@ -2,6 +2,7 @@
 # linux-source-6.12 kernel and tested in a QEMU NUMA guest.
 #
 #   make check        build everything, boot the guest, run the selftests
+#   make soak         the randomized selftests, run far longer
 #   make run          boot the guest and show replication at work
 #   make guest RUN='cmd' [POLICY=name] [ADD=dir] [NODES= CPUS_PER_NODE=
 #                     MEM_PER_NODE= APPEND=]   run your own workload
@@ -23,7 +24,7 @@ export NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND ADD RUN TIMEOUT QEMU_OPTS 
 
 # Each step runs its own parallel build; the steps themselves are ordered.
 .NOTPARALLEL:
-.PHONY: all deps tree kernel selftests initramfs image check run guest \
+.PHONY: all deps tree kernel selftests initramfs image check soak run guest \
 	lint clean distclean
 
 all: check
@@ -57,6 +58,12 @@ image: selftests initramfs $(OUT)/tools/pagenodes
 
 check: kernel image
 	@boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/check
+
+# The randomized tests, far longer than make check runs them.
+soak: kernel image
+	@TEST_TIMEOUT=$${TEST_TIMEOUT:-3600} TIMEOUT=$${TIMEOUT:-4000} \
+		boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
+		$(OUT)/soak boot/soak-boots
 
 # make run shows replication: the policy is text unless POLICY says.
 run: kernel image

@@ -3,10 +3,11 @@
 # boot's selftests, then judge all boots together.  The last line is the
 # total: "N passed, N failed[, N skipped]".
 #
-# Usage: check.sh <build-dir> <initramfs> <stage-dir> <out-dir>
+# Usage: check.sh <build-dir> <initramfs> <stage-dir> <out-dir> [boots-file]
+# (make soak gives boot/soak-boots)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$1 initrd=$2 stage=$3 out=$4
+build=$1 initrd=$2 stage=$3 out=$4 boots=${5:-$here/check-boots}
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -16,13 +17,13 @@ while read -r policy tests; do
 	case $policy in ''|'#'*) continue ;; esac
 	echo "# boot: replica_policy=$policy, selftests: $tests"
 	case $policy in
-	*[!a-z]*) echo "check: bad line in check-boots: $policy $tests" >&2
+	*[!a-z]*) echo "check: bad line in $boots: $policy $tests" >&2
 		  exit 2 ;;
 	esac
 	POLICY=$policy TESTS=$tests \
 		"$here/qemu.sh" check "$build" "$initrd" "$stage" \
 		"$out/$policy" || rc=1
 	runs+=("$out/$policy/output.log" "$(grep -c . "$out/$policy/tests.list")")
-done < "$here/check-boots"
+done < "$boots"
 "$here/verdict.py" tap "${runs[@]}" || rc=1
 exit $rc

@@ -61,7 +61,7 @@ FIXTURE_SETUP(sysfs)
 	if (policy_get(self->prev_policy, sizeof(self->prev_policy)))
 		SKIP(return, "no %s: kernel without CONFIG_MM_REPLICA", POLICY);
 	ASSERT_EQ(0, read_text_file(MAX_PERCENT, self->prev_percent,
-			       sizeof(self->prev_percent)));
+				    sizeof(self->prev_percent)));
 }
 
 FIXTURE_TEARDOWN(sysfs)
