@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # Programs from this machine that the guest runs from the disk.
 programs=(bash ls cat cp mv rm sort uniq wc head tail tr cut sed grep gawk
 	  md5sum sha256sum gzip find xargs env sleep seq dd stat date uname
-	  numactl taskset true false)
+	  numactl taskset true false stress-ng)
 
 stage() {
 	local dir=$1 tests=$2 tools=$3
