@@ -5,7 +5,8 @@
 #	Stage the files every guest disk holds: real dynamically linked
 #	programs with their shared libraries (merged-/usr layout, as on the
 #	host), our tools (in /usr/local/bin), the selftest binaries and the
-#	guest-side runner.
+#	guest-side runner; with MM_SELFTESTS=<dir>, the kernel's mm
+#	selftests built there, in /mm-tests.
 #   mkdisk.sh image <stage-dir> <image> <env-file> <run-file> <tests-file>
 #                   [add-dir]
 #	Make an ext4 image of the stage plus the run's own files, with
@@ -51,6 +52,12 @@ stage() {
 		cp "$tests/$t" "$tmp/tests/$t"
 		echo "$t" >> "$tmp/guest/tests.list"
 	done
+	# The kernel's mm selftests, for upstream_mm: /mnt/mm-tests.
+	if [ -n "${MM_SELFTESTS:-}" ]; then
+		mkdir -p "$tmp/mm-tests"
+		find "$MM_SELFTESTS" -maxdepth 1 -type f -perm -u+x \
+			-exec cp {} "$tmp/mm-tests/" \;
+	fi
 	cp "$here/run-tests" "$tmp/guest/run-tests"
 	rm -rf "$dir"
 	mv "$tmp" "$dir"

@@ -322,7 +322,7 @@ int policy_get(char *buf, size_t len)
 	return 0;
 }
 
-static int write_file(const char *path, const char *text)
+int write_text_file(const char *path, const char *text)
 {
 	ssize_t len = strlen(text), done;
 	int fd = open(path, O_WRONLY);
@@ -336,7 +336,7 @@ static int write_file(const char *path, const char *text)
 
 int policy_set(const char *name)
 {
-	return write_file("/sys/kernel/mm/replica/policy", name);
+	return write_text_file("/sys/kernel/mm/replica/policy", name);
 }
 
 int read_text_file(const char *path, char *buf, size_t len)
@@ -380,7 +380,7 @@ int replica_knob_set(const char *knob, const char *value)
 int drop_all_caches(void)
 {
 	sync();
-	return write_file("/proc/sys/vm/drop_caches", "3");
+	return write_text_file("/proc/sys/vm/drop_caches", "3");
 }
 
 int page_pfns(void *addr, size_t npages, unsigned long long *pfns)
@@ -543,7 +543,7 @@ int cgroup_create(char *path, size_t len)
 	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
 	    mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL))
 		return -1;
-	if (write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
+	if (write_text_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
 		return -1;
 	snprintf(path, len, CGROUP_ROOT "/replica.%d", getpid());
 	return mkdir(path, 0755);
@@ -555,7 +555,7 @@ int cgroup_enter(const char *path)
 
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	return write_file(procs, pid);
+	return write_text_file(procs, pid);
 }
 
 void cgroup_remove(const char *path)
@@ -563,7 +563,7 @@ void cgroup_remove(const char *path)
 	char pid[32];
 
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (write_file(CGROUP_ROOT "/cgroup.procs", pid) || rmdir(path))
+	if (write_text_file(CGROUP_ROOT "/cgroup.procs", pid) || rmdir(path))
 		perror("cgroup_remove");
 }
 

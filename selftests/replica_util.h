@@ -111,6 +111,8 @@ int policy_set(const char *name);
 
 /* Read the text of @path into @buf, NUL-terminated; 0 or -1. */
 int read_text_file(const char *path, char *buf, size_t len);
+/* Write @text to @path in one write(2); 0 or -1 with errno set. */
+int write_text_file(const char *path, const char *text);
 
 /*
  * Read or write /sys/kernel/mm/replica/@knob.  replica_knob_set() returns

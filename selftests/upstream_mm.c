@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel's own mm selftests (tools/testing/selftests/mm of the same
+ * tree, built statically), run under policy "none" and then under each
+ * replication policy, switched at run time.  A test that passes or skips
+ * under "none" and fails under a policy is a regression.  The working
+ * directory is on the ext4 disk, so that the tests' file mappings are
+ * page cache that replication serves.
+ *
+ *   upstream_mm [-a] [-d DIR] [-t SECONDS]
+ *
+ * -a also runs the slow tests (make soak does); DIR holds the binaries
+ * (default /mnt/mm-tests); SECONDS bounds each run (default 300).
+ *
+ * Prints a table of the results and ends with
+ *   upstream-mm: tests=N policies=N regressions=N
+ */
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+#include "replica_util.h"
+
+#define MAX_POLICIES	8
+#define MAX_ARGS	8
+#define NOBODY		65534
+
+/**
+ * struct upstream_test - one run of an mm selftest
+ * @argv: the program and its arguments, as run_vmtests.sh runs it
+ * @as_nobody: run it unprivileged, as run_vmtests.sh does with sudo
+ * @slow: takes more than half a minute under TCG with the debug kernel:
+ *	run only with -a (make soak)
+ */
+struct upstream_test {
+	const char *argv[MAX_ARGS];
+	bool as_nobody;
+	bool slow;
+};
+
+static const struct upstream_test tests[] = {
+	{ { "map_fixed_noreplace" } },
+	{ { "mremap_dontunmap" } },
+	{ { "madv_populate" } },
+	{ { "mlock2-tests" } },
+	{ { "on-fault-limit" }, true },
+	{ { "mrelease_test" } },
+	{ { "mkdirty" } },
+	{ { "mdwe_test" } },
+	{ { "seal_elf" } },
+	{ { "mseal_test" } },
+	{ { "droppable" } },
+	{ { "gup_test", "-u" } },
+	{ { "gup_test", "-a" } },
+	{ { "gup_test", "-ct", "-F", "0x1", "0", "19", "0x1000" } },
+	{ { "gup_longterm" } },
+	{ { "cow" } },
+	{ { "ksm_tests", "-M", "-p", "10" } },
+	{ { "uffd-stress", "anon", "20", "16" }, false, true },
+	{ { "hugepage-mremap" } },
+	{ { "hugepage-vmemmap" } },
+	{ { "hugetlb_dio" } },
+	{ { "protection_keys_64" } },
+	{ { "pkey_sighandler_tests_64" } },
+	{ { "va_high_addr_switch" } },
+	{ { "pagemap_ioctl" }, false, true },
+	{ { "compaction_test" }, false, true },
+	{ { "transhuge-stress", "-d", "20" }, false, true },
+	{ { "uffd-stress", "shmem", "20", "16" }, false, true },
+	{ { "uffd-stress", "shmem-private", "20", "16" }, false, true },
+	{ { "uffd-unit-tests" }, false, true },
+	{ { "ksm_functional_tests" }, false, true },
+	{ { "migration" }, false, true },
+	{ { "split_huge_page_test" }, false, true },
+};
+
+#define NR_TESTS	ARRAY_SIZE(tests)
+
+/*
+ * Left out, and why: printed with the results, so that the list of what
+ * did not run is part of every run.
+ */
+static const char *const left_out[] = {
+	"khugepaged: does not build in 6.12.118 (KSFT_SKIP undeclared)",
+	"memfd_secret, mlock-random-test: need libcap (sys/capability.h)",
+	"hmm-tests, test_hmm.sh, test_vmalloc.sh: need test modules",
+	"map_populate: needs AF_UNIX sockets (the guest kernel has no networking)",
+	"hugepage-shm: needs System V IPC (CONFIG_SYSVIPC)",
+	"hugepage-mmap, map_hugetlb, thuge-gen: need 256 MB of huge pages, or 1 GB ones",
+	"hugetlb_fault_after_madv, hugetlb_madv_vs_map: need exactly one huge page",
+	"hugetlb-madvise: needs 20 free huge pages, which the guest gets only at times",
+	"mremap_test, virtual_address_range: need more memory than the guest has",
+	"hugetlb-soft-offline, hugetlb-read-hwpoison: need CONFIG_MEMORY_FAILURE",
+	"soft-dirty: needs CONFIG_MEM_SOFT_DIRTY, which needs CONFIG_CHECKPOINT_RESTORE",
+	"write_to_hugetlbfs, charge_reserved_hugetlb.sh, hugetlb_reparenting_test.sh: helpers of scripts",
+};
+
+enum result { PASS, SKIP, FAIL };
+
+static const char *const result_names[] = { "ok", "skip", "FAIL" };
+
+/* Run one test in @dir, bounded by @timeout seconds. */
+static enum result run_test(const char *bindir, const struct upstream_test *t,
+			    unsigned int timeout, const char *log)
+{
+	char prog[512];
+	int status;
+	pid_t pid;
+
+	snprintf(prog, sizeof(prog), "%s/%s", bindir, t->argv[0]);
+	pid = fork_child();
+	if (pid < 0)
+		return FAIL;
+	if (!pid) {
+		if (!freopen(log, "w", stdout) || dup2(1, 2) < 0)
+			_exit(126);
+		if (t->as_nobody && (setgroups(0, NULL) || setgid(NOBODY) ||
+				     setuid(NOBODY)))
+			_exit(126);
+		alarm(timeout);
+		execv(prog, (char *const *)t->argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return FAIL;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return PASS;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_SKIP)
+		return SKIP;
+	return FAIL;
+}
+
+static void show_log(const char *log)
+{
+	char line[512];
+	FILE *f = fopen(log, "r");
+	int n = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	rewind(f);
+	/* The end of it, where the failure is. */
+	while (fgets(line, sizeof(line), f))
+		if (--n < 20)
+			printf("#   %s", line);
+	fclose(f);
+}
+
+static void test_name(const struct upstream_test *t, char *buf, size_t len)
+{
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; t->argv[i] && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s", i ? " " : "",
+				 t->argv[i]);
+}
+
+int main(int argc, char **argv)
+{
+	static enum result results[NR_TESTS][MAX_POLICIES];
+	static time_t seconds[NR_TESTS][MAX_POLICIES];
+	char policies[MAX_POLICIES][32], list[256], prev[32] = "", name[128];
+	const char *bindir = "/mnt/mm-tests";
+	unsigned int timeout = 300;
+	int nr_policies = 0, regressions = 0, ran = 0, p, opt;
+	bool all = false;
+	char hugepages[32] = "0";
+	char *tok, *save;
+	size_t i;
+
+	while ((opt = getopt(argc, argv, "ad:t:")) != -1) {
+		if (opt == 'a') {
+			all = true;
+		} else if (opt == 'd') {
+			bindir = optarg;
+		} else if (opt == 't') {
+			timeout = atoi(optarg);
+		} else {
+			fprintf(stderr, "usage: %s [-a] [-d DIR] [-t SECONDS]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	setvbuf(stdout, NULL, _IONBF, 0);
+	/* The image always has them: one missing is a build failure. */
+	for (i = 0; i < NR_TESTS; i++) {
+		snprintf(name, sizeof(name), "%s/%s", bindir, tests[i].argv[0]);
+		if (access(name, X_OK)) {
+			printf("# %s: %s\n", name, strerror(errno));
+			return 1;
+		}
+	}
+	if (read_text_file("/sys/kernel/mm/replica/policy", list, sizeof(list)) ||
+	    policy_get(prev, sizeof(prev))) {
+		printf("# SKIP: kernel without CONFIG_MM_REPLICA\n");
+		return KSFT_SKIP;
+	}
+	/* "none" first: the reference. */
+	snprintf(policies[nr_policies++], sizeof(policies[0]), "none");
+	for (tok = strtok_r(list, "\n []", &save);
+	     tok && nr_policies < MAX_POLICIES;
+	     tok = strtok_r(NULL, "\n []", &save))
+		if (strcmp(tok, "none"))
+			snprintf(policies[nr_policies++], sizeof(policies[0]),
+				 "%s", tok);
+	/* As run_vmtests.sh: hugetlb tests need a few huge pages. */
+	read_text_file("/proc/sys/vm/nr_hugepages", hugepages,
+		       sizeof(hugepages));
+	write_text_file("/proc/sys/vm/nr_hugepages", "32");
+	/* on-fault-limit runs as nobody, in this directory. */
+	chmod(".", 0777);
+
+	for (p = 0; p < nr_policies; p++) {
+		if (policy_set(policies[p])) {
+			printf("# cannot switch to policy %s: %s\n", policies[p],
+			       strerror(errno));
+			return 1;
+		}
+		for (i = 0; i < NR_TESTS; i++) {
+			enum result r;
+
+			if (tests[i].slow && !all)
+				continue;
+			test_name(&tests[i], name, sizeof(name));
+			seconds[i][p] = time(NULL);
+			r = run_test(bindir, &tests[i], timeout, "upstream.log");
+			seconds[i][p] = time(NULL) - seconds[i][p];
+			results[i][p] = r;
+			if (r == FAIL) {
+				printf("# %s under %s: FAIL\n", name,
+				       policies[p]);
+				show_log("upstream.log");
+			}
+		}
+	}
+	policy_set(prev);
+	write_text_file("/proc/sys/vm/nr_hugepages", hugepages);
+
+	printf("# %-40s", "test");
+	for (p = 0; p < nr_policies; p++)
+		printf(" %-8s", policies[p]);
+	printf(" seconds\n");
+	for (i = 0; i < NR_TESTS; i++) {
+		if (tests[i].slow && !all)
+			continue;
+		ran++;
+		test_name(&tests[i], name, sizeof(name));
+		printf("# %-40s", name);
+		for (p = 0; p < nr_policies; p++) {
+			bool regressed = results[i][p] == FAIL &&
+					 results[i][0] != FAIL;
+
+			printf(" %-8s", result_names[results[i][p]]);
+			regressions += regressed;
+		}
+		for (p = 0; p < nr_policies; p++)
+			printf("%s%ld", p ? "/" : " ", (long)seconds[i][p]);
+		printf("\n");
+	}
+	printf("# left out:\n");
+	for (i = 0; i < ARRAY_SIZE(left_out); i++)
+		printf("#   %s\n", left_out[i]);
+	if (!all)
+		printf("#   %zu slow tests, which make soak runs (-a)\n",
+		       NR_TESTS - ran);
+	printf("upstream-mm: tests=%d policies=%d regressions=%d\n", ran,
+	       nr_policies, regressions);
+	return regressions || nr_policies < 5 ? 1 : 0;
+}
