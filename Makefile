@@ -74,7 +74,7 @@ check: kernel image
 
 # The randomized tests, far longer than make check runs them.
 soak: kernel image
-	@TEST_TIMEOUT=$${TEST_TIMEOUT:-3600} TIMEOUT=$${TIMEOUT:-4000} \
+	@TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} TIMEOUT=$${TIMEOUT:-8000} \
 		boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
 		$(OUT)/soak boot/soak-boots
 

@@ -20,10 +20,16 @@ while read -r policy tests; do
 	*[!a-z]*) echo "check: bad line in $boots: $policy $tests" >&2
 		  exit 2 ;;
 	esac
+	# One directory per boot: out/<policy>, out/<policy>.2, ...
+	dir=$out/$policy
+	n=1
+	while [ -e "$dir" ]; do
+		n=$((n + 1))
+		dir=$out/$policy.$n
+	done
 	POLICY=$policy TESTS=$tests \
-		"$here/qemu.sh" check "$build" "$initrd" "$stage" \
-		"$out/$policy" || rc=1
-	runs+=("$out/$policy/output.log" "$(grep -c . "$out/$policy/tests.list")")
+		"$here/qemu.sh" check "$build" "$initrd" "$stage" "$dir" || rc=1
+	runs+=("$dir/output.log" "$(grep -c . "$dir/tests.list")")
 done < "$boots"
 "$here/verdict.py" tap "${runs[@]}" || rc=1
 exit $rc

@@ -2,7 +2,8 @@
 /*
  * Replicas are charged to the memory cgroup of the task that makes them,
  * like page cache: mapping a file cached on node 0 from a cgroup on node 1
- * raises the cgroup's memory.current by the replicas it made.
+ * raises the cgroup's memory.current by the replicas it made.  A cgroup at
+ * its limit gets its replicas reclaimed, not its tasks OOM-killed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +85,104 @@ TEST(replicas_are_charged_to_the_cgroup_that_makes_them)
 	ASSERT_EQ(NPAGES, on_node1);
 	/* At least the replicas; page tables and the stack come on top. */
 	ASSERT_LE(*a.before + LEN, *a.after);
+
+	close(fd);
+	unlink(path);
+	drop_all_caches();
+	cgroup_remove(cgroup);
+	policy_set(prev);
+}
+
+#define LIMIT_MB	16
+#define ANON_MB		12
+
+struct limit_args {
+	int fd;
+	const char *cgroup;
+	long long *replicas;	/* the cgroup's replicas, shared */
+};
+
+/*
+ * In a cgroup limited to LIMIT_MB, make LEN of replicas, then touch
+ * ANON_MB of anonymous memory, which fits only if the replicas give way
+ * (there is no swap).  The file's bytes must be right before and after.
+ */
+static int fill_limited_cgroup(void *arg)
+{
+	struct limit_args *a = arg;
+	size_t anon = ANON_MB << 20;
+	unsigned char *p;
+	char *q;
+
+	if (cgroup_enter(a->cgroup))
+		return 2;
+	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, a->fd, 0);
+	if (p == MAP_FAILED)
+		return 3;
+	touch_pages(p, LEN);
+	*a->replicas = node_vmstat_read(1, "nr_replica_pages");
+	if (pattern_mismatch(p, LEN, 0, 5) >= 0)
+		return 4;
+	q = mmap(NULL, anon, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		return 5;
+	memset(q, 1, anon);
+	return pattern_mismatch(p, LEN, 0, 5) >= 0 ? 6 : 0;
+}
+
+/* The "oom_kill N" line of the cgroup's memory.events. */
+static long long cgroup_oom_kills(const char *cgroup)
+{
+	char path[256], text[512], *line;
+
+	snprintf(path, sizeof(path), "%s/memory.events", cgroup);
+	if (read_text_file(path, text, sizeof(text)))
+		return -1;
+	line = strstr(text, "oom_kill ");
+	return line ? atoll(line + strlen("oom_kill ")) : -1;
+}
+
+TEST(a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
+{
+	char prev[32], cgroup[128], path[64], knob[256], max[32];
+	long long reclaim0, replicas0, *replicas;
+	struct limit_args a;
+	int fd, rc;
+
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
+		     nr_online_nodes());
+	if (policy_require("private", prev, sizeof(prev)))
+		SKIP(return, "no replication policy \"private\" in this kernel");
+	if (cgroup_create(cgroup, sizeof(cgroup)))
+		SKIP(return, "no memory cgroup: %s", strerror(errno));
+	snprintf(knob, sizeof(knob), "%s/memory.max", cgroup);
+	snprintf(max, sizeof(max), "%d", LIMIT_MB << 20);
+	ASSERT_EQ(0, write_text_file(knob, max));
+
+	snprintf(path, sizeof(path), "memcg-limit.%d", getpid());
+	fd = make_test_file(path, NPAGES, 5);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, cache_file_on_node(fd, 0));
+	replicas = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, replicas);
+	a.fd = fd;
+	a.cgroup = cgroup;
+	a.replicas = replicas;
+	replicas0 = node_vmstat_read(1, "nr_replica_pages");
+	reclaim0 = vmstat_read("replica_reclaim");
+
+	rc = run_on_node(1, fill_limited_cgroup, &a);
+	TH_LOG("node 1 replicas %lld -> %lld, then %lld reclaimed; oom kills %lld",
+	       replicas0, *replicas, vmstat_read("replica_reclaim") - reclaim0,
+	       cgroup_oom_kills(cgroup));
+	/* Killed by the OOM killer: 128 + SIGKILL. */
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(0, cgroup_oom_kills(cgroup));
+	ASSERT_LE(replicas0 + NPAGES / 2, *replicas);
+	ASSERT_LT(reclaim0, vmstat_read("replica_reclaim"));
 
 	close(fd);
 	unlink(path);
