@@ -95,10 +95,11 @@ TEST(filling_node1_reclaims_its_replicas)
 	wait_reclaim_idle(1);
 
 	/*
-	 * A quarter of the replicas more than the node has above its min
-	 * watermark: the allocations must reclaim, and the replicas go first.
+	 * Half the replicas more than the node has above its min watermark
+	 * (well beyond what per-CPU free lists hold): the allocations must
+	 * reclaim, and the replicas go first.
 	 */
-	fill = node_free_pages(1) - node_zoneinfo(1, "min") + NPAGES / 4;
+	fill = node_free_pages(1) - node_zoneinfo(1, "min") + NPAGES / 2;
 	TH_LOG("filling node 1 with %ld pages", fill);
 	ASSERT_EQ(0, run_on_node(1, fill_job, &fill));
 
@@ -116,19 +117,40 @@ TEST(filling_node1_reclaims_its_replicas)
 }
 
 struct filler {
-	int cmd;	/* read end: page counts to take, EOF to finish */
+	int cmd;	/* read end: pages to take (or give back), EOF to finish */
 	int ack;	/* write end */
 };
 
-/* Take as many more pages of the node as asked, hold them until EOF. */
+#define FILL_CHUNK	64	/* pages */
+
+/*
+ * Take as many more pages of the node as asked, or give back as many, in
+ * chunks; hold them until EOF.
+ */
 static int filler_job(void *arg)
 {
 	struct filler *f = arg;
+	size_t nr = 0, max = 0, len = FILL_CHUNK * PAGE_SIZE_4K;
+	void **chunks = NULL;
 	long pages;
 
 	while (read(f->cmd, &pages, sizeof(pages)) == sizeof(pages)) {
-		if (pages > 0 && fill_job(&pages))
-			return 2;
+		for (; pages > 0; pages -= FILL_CHUNK) {
+			if (nr == max) {
+				max = max ? 2 * max : 1024;
+				chunks = realloc(chunks, max * sizeof(*chunks));
+				if (!chunks)
+					return 2;
+			}
+			chunks[nr] = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS |
+					  MAP_POPULATE, -1, 0);
+			if (chunks[nr] == MAP_FAILED)
+				return 2;
+			nr++;
+		}
+		for (; pages < 0 && nr; pages += FILL_CHUNK)
+			munmap(chunks[--nr], len);
 		if (write(f->ack, "a", 1) != 1)
 			return 3;
 	}
@@ -180,8 +202,9 @@ TEST(no_replica_below_the_high_watermark)
 	/*
 	 * Hold node 1 between its low and its high watermark: below high, so
 	 * that no replica may be made, and above low, so that kswapd is not
-	 * woken to reclaim it back over high.  What others free meanwhile
-	 * (kswapd finishing earlier work, exiting tasks) is taken too.
+	 * woken to reclaim it back over high.  What others free or take
+	 * meanwhile (kswapd finishing earlier work, exiting tasks) the filler
+	 * takes or gives back.
 	 */
 	ASSERT_EQ(0, pipe(cmd));
 	ASSERT_EQ(0, pipe(ack));
@@ -196,14 +219,14 @@ TEST(no_replica_below_the_high_watermark)
 	close(cmd[0]);
 	low = node_zoneinfo(1, "low");
 	high = node_zoneinfo(1, "high");
-	for (i = 0; i < 30; i++) {
+	for (i = 0; i < 20; i++) {
 		wait_reclaim_idle(1);
 		free = node_free_pages(1);
-		if (free > low && free <= high)
+		/* Well inside, not at an edge that a few pages can cross. */
+		if (free > low + (high - low) / 8 &&
+		    free <= high - (high - low) / 4)
 			break;
-		/* Below low: kswapd brings it back over high; wait. */
-		if (free <= low)
-			continue;
+		/* Below low, the filler gives back the difference. */
 		more = free - (low + high) / 2;
 		ASSERT_EQ(sizeof(more), write(cmd[1], &more, sizeof(more)));
 		ASSERT_EQ(1, read(ack[0], &c, 1));
