@@ -145,6 +145,15 @@ static bool replica_writers(struct address_space *mapping)
 	       atomic_read(&mapping->i_replica_block);
 }
 
+/* The reclaim tier @policy puts a replica made for @req in. */
+static enum replica_tier
+replica_policy_tier(const struct replica_policy *policy,
+		    const struct replica_request *req)
+{
+	return policy->reclaim_tier ? policy->reclaim_tier(req) :
+				      REPLICA_TIER_FIRST;
+}
+
 /*
  * Ask the current policy about a fault; returns the policy that said yes,
  * or NULL.  A range opted in with MADV_REPLICATE needs no asking, as long
@@ -167,8 +176,7 @@ replica_policy_wants(const struct replica_request *req, enum replica_tier *tier)
 	if (!want)
 		policy = NULL;
 	else if (tier)
-		*tier = policy->reclaim_tier ? policy->reclaim_tier(req) :
-			REPLICA_TIER_FIRST;
+		*tier = replica_policy_tier(policy, req);
 	rcu_read_unlock();
 	return policy;
 }
@@ -628,8 +636,7 @@ void __replica_read_start(struct file *file, struct replica_read *rr)
 	if (policy->want_read && policy->want_read(&req)) {
 		rr->nid = req.nid;
 		rr->policy = policy;
-		rr->tier = policy->reclaim_tier ? policy->reclaim_tier(&req) :
-			REPLICA_TIER_FIRST;
+		rr->tier = replica_policy_tier(policy, &req);
 	}
 	rcu_read_unlock();
 	rr->file = file;
