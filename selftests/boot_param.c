@@ -18,13 +18,11 @@
 /* Whether /sys/kernel/mm/replica/policy lists @name. */
 static int policy_listed(const char *name)
 {
-	char list[256], *word, *save;
+	char names[MAX_POLICIES][POLICY_NAME_LEN];
+	int i, n = policy_list(names, MAX_POLICIES);
 
-	if (replica_knob_get("policy", list, sizeof(list)))
-		return 0;
-	for (word = strtok_r(list, " []\n", &save); word;
-	     word = strtok_r(NULL, " []\n", &save))
-		if (!strcmp(word, name))
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
 			return 1;
 	return 0;
 }

@@ -41,7 +41,6 @@
 #define FILE_PAGES	32
 #define FILE_MAX	(FILE_PAGES * PAGE_SIZE_4K)
 #define MAX_NODES	8
-#define MAX_POLICIES	8
 #define REPORT_MAX	5
 
 /* What the writers and readers share with the fuzzer. */
@@ -381,26 +380,8 @@ static int op_exec(void)
 
 /* Policy switches. */
 
-static char policies[MAX_POLICIES][32];
+static char policies[MAX_POLICIES][POLICY_NAME_LEN];
 static int nr_policies;
-
-static int read_policies(char *current, size_t len)
-{
-	char list[256], *tok, *save;
-
-	if (read_text_file("/sys/kernel/mm/replica/policy", list, sizeof(list)))
-		return -1;
-	for (tok = strtok_r(list, "\n ", &save); tok && nr_policies < MAX_POLICIES;
-	     tok = strtok_r(NULL, "\n ", &save)) {
-		if (tok[0] == '[') {
-			tok++;
-			tok[strcspn(tok, "]")] = '\0';
-			snprintf(current, len, "%s", tok);
-		}
-		snprintf(policies[nr_policies++], sizeof(policies[0]), "%s", tok);
-	}
-	return 0;
-}
 
 /* The operations, in the model and on the file. */
 
@@ -557,7 +538,8 @@ int main(int argc, char **argv)
 		       MAX_NODES, nr_nodes);
 		return 4;
 	}
-	if (read_policies(prev_policy, sizeof(prev_policy)) || !prev_policy[0]) {
+	nr_policies = policy_list(policies, MAX_POLICIES);
+	if (nr_policies < 1 || policy_get(prev_policy, sizeof(prev_policy))) {
 		printf("# SKIP: kernel without CONFIG_MM_REPLICA\n");
 		return 4;
 	}

@@ -21,6 +21,59 @@
 #define NPAGES		1024
 #define LEN		(NPAGES * PAGE_SIZE_4K)
 
+#define FILE_SEED	5
+#define LIMIT_MB	16
+#define ANON_MB		12
+
+/*
+ * A cgroup, and a file cached on node 0 by a task outside it, so that the
+ * cgroup's tasks on node 1 make replicas of it.
+ */
+FIXTURE(memcg) {
+	char prev_policy[32];
+	char cgroup[128];
+	char path[64];
+	int fd;
+	long long *shared;	/* filled in by the task in the cgroup */
+};
+
+FIXTURE_SETUP(memcg)
+{
+	self->fd = -1;
+	if (nr_online_nodes() < 2)
+		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
+		     nr_online_nodes());
+	if (cgroup_create(self->cgroup, sizeof(self->cgroup)))
+		SKIP(return, "no memory cgroup: %s", strerror(errno));
+	if (policy_require("private", self->prev_policy,
+			   sizeof(self->prev_policy))) {
+		cgroup_remove(self->cgroup);
+		self->cgroup[0] = '\0';
+		SKIP(return, "no replication policy \"private\" in this kernel");
+	}
+	self->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->shared);
+	snprintf(self->path, sizeof(self->path), "memcg.%d", getpid());
+	self->fd = make_test_file(self->path, NPAGES, FILE_SEED);
+	ASSERT_LE(0, self->fd);
+	/* The originals are charged to the root cgroup's reader, on node 0. */
+	ASSERT_EQ(0, cache_file_on_node(self->fd, 0));
+}
+
+FIXTURE_TEARDOWN(memcg)
+{
+	if (self->fd >= 0) {
+		close(self->fd);
+		unlink(self->path);
+		drop_all_caches();
+	}
+	if (self->cgroup[0])
+		cgroup_remove(self->cgroup);
+	if (self->prev_policy[0])
+		policy_set(self->prev_policy);
+}
+
 struct map_args {
 	int fd;
 	const char *cgroup;
@@ -49,52 +102,23 @@ static int map_in_cgroup(void *arg)
 	return 0;
 }
 
-TEST(replicas_are_charged_to_the_cgroup_that_makes_them)
+TEST_F(memcg, replicas_are_charged_to_the_cgroup_that_makes_them)
 {
-	char prev[32], cgroup[128], path[64];
-	struct map_args a;
-	long long *shared;
-	int fd, on_node1;
+	struct map_args a = {
+		.fd = self->fd,
+		.cgroup = self->cgroup,
+		.before = self->shared,
+		.after = self->shared + 1,
+		.on_node1 = (int *)(self->shared + 2),
+	};
 
-	if (nr_online_nodes() < 2)
-		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
-		     nr_online_nodes());
-	if (policy_require("private", prev, sizeof(prev)))
-		SKIP(return, "no replication policy \"private\" in this kernel");
-	if (cgroup_create(cgroup, sizeof(cgroup)))
-		SKIP(return, "no memory cgroup: %s", strerror(errno));
-
-	snprintf(path, sizeof(path), "memcg.%d", getpid());
-	fd = make_test_file(path, NPAGES, 3);
-	ASSERT_LE(0, fd);
-	/* The originals are charged to the root cgroup's reader, on node 0. */
-	ASSERT_EQ(0, cache_file_on_node(fd, 0));
-
-	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, shared);
-	a.fd = fd;
-	a.cgroup = cgroup;
-	a.before = shared;
-	a.after = shared + 1;
-	a.on_node1 = (int *)(shared + 2);
 	ASSERT_EQ(0, run_on_node(1, map_in_cgroup, &a));
-	on_node1 = *a.on_node1;
 	TH_LOG("memory.current %lld -> %lld, %d of %d pages on node 1",
-	       *a.before, *a.after, on_node1, NPAGES);
-	ASSERT_EQ(NPAGES, on_node1);
+	       *a.before, *a.after, *a.on_node1, NPAGES);
+	ASSERT_EQ(NPAGES, *a.on_node1);
 	/* At least the replicas; page tables and the stack come on top. */
 	ASSERT_LE(*a.before + LEN, *a.after);
-
-	close(fd);
-	unlink(path);
-	drop_all_caches();
-	cgroup_remove(cgroup);
-	policy_set(prev);
 }
-
-#define LIMIT_MB	16
-#define ANON_MB		12
 
 struct limit_args {
 	int fd;
@@ -121,14 +145,14 @@ static int fill_limited_cgroup(void *arg)
 		return 3;
 	touch_pages(p, LEN);
 	*a->replicas = node_vmstat_read(1, "nr_replica_pages");
-	if (pattern_mismatch(p, LEN, 0, 5) >= 0)
+	if (pattern_mismatch(p, LEN, 0, FILE_SEED) >= 0)
 		return 4;
 	q = mmap(NULL, anon, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (q == MAP_FAILED)
 		return 5;
 	memset(q, 1, anon);
-	return pattern_mismatch(p, LEN, 0, 5) >= 0 ? 6 : 0;
+	return pattern_mismatch(p, LEN, 0, FILE_SEED) >= 0 ? 6 : 0;
 }
 
 /* The "oom_kill N" line of the cgroup's memory.events. */
@@ -143,52 +167,32 @@ static long long cgroup_oom_kills(const char *cgroup)
 	return line ? atoll(line + strlen("oom_kill ")) : -1;
 }
 
-TEST(a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
+TEST_F(memcg, a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
 {
-	char prev[32], cgroup[128], path[64], knob[256], max[32];
-	long long reclaim0, replicas0, *replicas;
-	struct limit_args a;
-	int fd, rc;
+	struct limit_args a = {
+		.fd = self->fd,
+		.cgroup = self->cgroup,
+		.replicas = self->shared,
+	};
+	long long reclaim0, replicas0;
+	char knob[256], max[32];
+	int rc;
 
-	if (nr_online_nodes() < 2)
-		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
-		     nr_online_nodes());
-	if (policy_require("private", prev, sizeof(prev)))
-		SKIP(return, "no replication policy \"private\" in this kernel");
-	if (cgroup_create(cgroup, sizeof(cgroup)))
-		SKIP(return, "no memory cgroup: %s", strerror(errno));
-	snprintf(knob, sizeof(knob), "%s/memory.max", cgroup);
+	snprintf(knob, sizeof(knob), "%s/memory.max", self->cgroup);
 	snprintf(max, sizeof(max), "%d", LIMIT_MB << 20);
 	ASSERT_EQ(0, write_text_file(knob, max));
-
-	snprintf(path, sizeof(path), "memcg-limit.%d", getpid());
-	fd = make_test_file(path, NPAGES, 5);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, cache_file_on_node(fd, 0));
-	replicas = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, replicas);
-	a.fd = fd;
-	a.cgroup = cgroup;
-	a.replicas = replicas;
 	replicas0 = node_vmstat_read(1, "nr_replica_pages");
 	reclaim0 = vmstat_read("replica_reclaim");
 
 	rc = run_on_node(1, fill_limited_cgroup, &a);
 	TH_LOG("node 1 replicas %lld -> %lld, then %lld reclaimed; oom kills %lld",
-	       replicas0, *replicas, vmstat_read("replica_reclaim") - reclaim0,
-	       cgroup_oom_kills(cgroup));
+	       replicas0, *a.replicas, vmstat_read("replica_reclaim") - reclaim0,
+	       cgroup_oom_kills(self->cgroup));
 	/* Killed by the OOM killer: 128 + SIGKILL. */
 	ASSERT_EQ(0, rc);
-	ASSERT_EQ(0, cgroup_oom_kills(cgroup));
-	ASSERT_LE(replicas0 + NPAGES / 2, *replicas);
+	ASSERT_EQ(0, cgroup_oom_kills(self->cgroup));
+	ASSERT_LE(replicas0 + NPAGES / 2, *a.replicas);
 	ASSERT_LT(reclaim0, vmstat_read("replica_reclaim"));
-
-	close(fd);
-	unlink(path);
-	drop_all_caches();
-	cgroup_remove(cgroup);
-	policy_set(prev);
 }
 
 TEST_HARNESS_MAIN

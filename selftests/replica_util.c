@@ -322,6 +322,37 @@ int policy_get(char *buf, size_t len)
 	return 0;
 }
 
+int policy_list(char names[][POLICY_NAME_LEN], int max)
+{
+	char list[256], *word, *save;
+	int n = 0;
+
+	if (read_text_file("/sys/kernel/mm/replica/policy", list, sizeof(list)))
+		return -1;
+	for (word = strtok_r(list, " []\n", &save); word && n < max;
+	     word = strtok_r(NULL, " []\n", &save))
+		snprintf(names[n++], POLICY_NAME_LEN, "%s", word);
+	return n;
+}
+
+void show_file_tail(const char *path, int max_lines)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int left = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		left++;
+	rewind(f);
+	/* The end of it, where a failure shows. */
+	while (fgets(line, sizeof(line), f))
+		if (left-- <= max_lines)
+			printf("#   %s", line);
+	fclose(f);
+}
+
 int write_text_file(const char *path, const char *text)
 {
 	ssize_t len = strlen(text), done;

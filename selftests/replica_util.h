@@ -109,6 +109,19 @@ int policy_get(char *buf, size_t len);
 /* Switch the replication policy; 0 or -1 with errno set. */
 int policy_set(const char *name);
 
+#define POLICY_NAME_LEN	32
+#define MAX_POLICIES	8
+
+/*
+ * The policies /sys/kernel/mm/replica/policy offers, in its order, copied
+ * into @names (at most @max); returns how many, or -1 when the kernel has
+ * no replication.
+ */
+int policy_list(char names[][POLICY_NAME_LEN], int max);
+
+/* Print the last @max_lines lines of @path as TAP comments, if it exists. */
+void show_file_tail(const char *path, int max_lines);
+
 /* Read the text of @path into @buf, NUL-terminated; 0 or -1. */
 int read_text_file(const char *path, char *buf, size_t len);
 /* Write @text to @path in one write(2); 0 or -1 with errno set. */

@@ -25,7 +25,6 @@
 #include "replica_util.h"
 
 #define MAX_NODES	8
-#define MAX_POLICIES	8
 #define NOBODY		65534
 
 /*
@@ -84,20 +83,6 @@ static pid_t start_instance(int node, const char *dir, const char *seconds)
 	_exit(127);
 }
 
-static void show_log(const char *dir)
-{
-	char path[600], line[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/log", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		printf("#   %s", line);
-	fclose(f);
-}
-
 /*
  * Sum of the bogo-ops of every stressor in a --yaml file; those that
  * managed none under TCG are named, as they tested little.
@@ -128,11 +113,10 @@ static long long yaml_bogo_ops(const char *dir, const char *policy, int node)
 
 int main(int argc, char **argv)
 {
-	char policies[MAX_POLICIES][32], list[256], prev[32] = "";
+	char policies[MAX_POLICIES][POLICY_NAME_LEN], prev[32] = "", log[600];
 	const char *seconds = "10";
 	long long total_ops = 0;
-	int nr_policies = 0, failures = 0, nodes, p, node, opt;
-	char *tok, *save;
+	int nr_policies, failures = 0, nodes, p, node, opt;
 
 	while ((opt = getopt(argc, argv, "t:")) != -1) {
 		if (opt != 't') {
@@ -152,15 +136,11 @@ int main(int argc, char **argv)
 		printf("# SKIP: no stress-ng on the guest's disk\n");
 		return 4;
 	}
-	if (read_text_file("/sys/kernel/mm/replica/policy", list, sizeof(list)) ||
-	    policy_get(prev, sizeof(prev))) {
+	nr_policies = policy_list(policies, MAX_POLICIES);
+	if (nr_policies < 1 || policy_get(prev, sizeof(prev))) {
 		printf("# SKIP: kernel without CONFIG_MM_REPLICA\n");
 		return 4;
 	}
-	for (tok = strtok_r(list, "\n []", &save);
-	     tok && nr_policies < MAX_POLICIES;
-	     tok = strtok_r(NULL, "\n []", &save))
-		snprintf(policies[nr_policies++], sizeof(policies[0]), "%s", tok);
 
 	for (p = 0; p < nr_policies; p++) {
 		char dir[MAX_NODES][64];
@@ -192,7 +172,8 @@ int main(int argc, char **argv)
 			    !WIFEXITED(status) || WEXITSTATUS(status)) {
 				printf("# policy %s, node %d: stress-ng failed (status %#x)\n",
 				       policies[p], node, pid[node] < 0 ? -1 : status);
-				show_log(dir[node]);
+				snprintf(log, sizeof(log), "%s/log", dir[node]);
+				show_file_tail(log, 40);
 				failed++;
 			}
 			n = yaml_bogo_ops(dir[node], policies[p], node);

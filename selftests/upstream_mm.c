@@ -29,7 +29,6 @@
 #include "../kselftest.h"
 #include "replica_util.h"
 
-#define MAX_POLICIES	8
 #define MAX_ARGS	8
 #define NOBODY		65534
 
@@ -138,24 +137,6 @@ static enum result run_test(const char *bindir, const struct upstream_test *t,
 	return FAIL;
 }
 
-static void show_log(const char *log)
-{
-	char line[512];
-	FILE *f = fopen(log, "r");
-	int n = 0;
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	rewind(f);
-	/* The end of it, where the failure is. */
-	while (fgets(line, sizeof(line), f))
-		if (--n < 20)
-			printf("#   %s", line);
-	fclose(f);
-}
-
 static void test_name(const struct upstream_test *t, char *buf, size_t len)
 {
 	size_t used = 0;
@@ -171,13 +152,12 @@ int main(int argc, char **argv)
 {
 	static enum result results[NR_TESTS][MAX_POLICIES];
 	static time_t seconds[NR_TESTS][MAX_POLICIES];
-	char policies[MAX_POLICIES][32], list[256], prev[32] = "", name[128];
+	char policies[MAX_POLICIES][POLICY_NAME_LEN], prev[32] = "", name[128];
 	const char *bindir = "/mnt/mm-tests";
 	unsigned int timeout = 300;
-	int nr_policies = 0, regressions = 0, ran = 0, p, opt;
+	int nr_policies, regressions = 0, ran = 0, p, opt;
 	bool all = false;
 	char hugepages[32] = "0";
-	char *tok, *save;
 	size_t i;
 
 	while ((opt = getopt(argc, argv, "ad:t:")) != -1) {
@@ -202,19 +182,18 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (read_text_file("/sys/kernel/mm/replica/policy", list, sizeof(list)) ||
-	    policy_get(prev, sizeof(prev))) {
+	nr_policies = policy_list(policies, MAX_POLICIES);
+	if (nr_policies < 1 || policy_get(prev, sizeof(prev))) {
 		printf("# SKIP: kernel without CONFIG_MM_REPLICA\n");
 		return KSFT_SKIP;
 	}
-	/* "none" first: the reference. */
-	snprintf(policies[nr_policies++], sizeof(policies[0]), "none");
-	for (tok = strtok_r(list, "\n []", &save);
-	     tok && nr_policies < MAX_POLICIES;
-	     tok = strtok_r(NULL, "\n []", &save))
-		if (strcmp(tok, "none"))
-			snprintf(policies[nr_policies++], sizeof(policies[0]),
-				 "%s", tok);
+	/* "none" first: the reference the others are compared with. */
+	for (p = 1; p < nr_policies; p++) {
+		if (!strcmp(policies[p], "none")) {
+			memcpy(policies[p], policies[0], POLICY_NAME_LEN);
+			memcpy(policies[0], "none", sizeof("none"));
+		}
+	}
 	/* As run_vmtests.sh: hugetlb tests need a few huge pages. */
 	read_text_file("/proc/sys/vm/nr_hugepages", hugepages,
 		       sizeof(hugepages));
@@ -241,7 +220,7 @@ int main(int argc, char **argv)
 			if (r == FAIL) {
 				printf("# %s under %s: FAIL\n", name,
 				       policies[p]);
-				show_log("upstream.log");
+				show_file_tail("upstream.log", 20);
 			}
 		}
 	}
