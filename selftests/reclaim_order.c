@@ -6,6 +6,9 @@
  * "readonly" the least recently made go first.  The replicas are charged
  * to a memory cgroup, and the shrinker is asked for as many as one file
  * has, once, through /sys/kernel/debug/shrinker/ (CONFIG_SHRINKER_DEBUG).
+ * A replica mapped again since it was made gets a second chance, but the
+ * shrinker never comes back with fewer than it was asked for while
+ * replicas are left.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,6 +174,63 @@ TEST_F(order, readonly_reclaims_least_recently_made_first)
 		      0, 0, left);
 	ASSERT_EQ(0, left[0]);
 	ASSERT_EQ(NPAGES, left[1]);
+}
+
+/*
+ * File 0's replicas, the older, are mapped again by a second holder: the
+ * shrinker passes over them once and takes file 1's instead, as many as
+ * it was asked for.
+ */
+TEST_F(order, replicas_mapped_again_get_a_second_chance)
+{
+	struct holder h[2], again;
+	long long reclaim0;
+	int i, left[2];
+
+	ASSERT_EQ(0, policy_set("private"));
+	ASSERT_EQ(0, holder_start(&h[0], self->fd[0], NPAGES, 1, 1, 0));
+	ASSERT_EQ(0, holder_start(&h[1], self->fd[1], NPAGES, 2, 1, 0));
+	ASSERT_EQ(0, holder_start(&again, self->fd[0], NPAGES, 1, 1, 0));
+	ASSERT_EQ(NPAGES, count_on_node(again.status, NPAGES, 1));
+	reclaim0 = vmstat_read("replica_reclaim");
+	ASSERT_EQ(0, shrinker_scan(self->scan, self->cgroup, 1, NPAGES));
+	TH_LOG("asked for %d replicas, got %lld", NPAGES,
+	       vmstat_read("replica_reclaim") - reclaim0);
+	ASSERT_EQ(reclaim0 + NPAGES, vmstat_read("replica_reclaim"));
+	ASSERT_EQ(0, holder_finish(&again));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, holder_finish(&h[i]));
+		left[i] = count_on_node(h[i].status + NPAGES, NPAGES, 1);
+	}
+	TH_LOG("replicas left: %d of file 0, %d of file 1", left[0], left[1]);
+	ASSERT_EQ(NPAGES, left[0]);
+	ASSERT_EQ(0, left[1]);
+}
+
+/*
+ * Every replica was mapped again: one scan still frees as many as asked.
+ * A shrinker that only cleared their bits would come back empty-handed,
+ * and reclaim would take page cache, which costs I/O to read back, first.
+ */
+TEST_F(order, replicas_all_used_again_still_give_way_at_once)
+{
+	struct holder h, again;
+	long long reclaim0;
+	int left;
+
+	ASSERT_EQ(0, policy_set("private"));
+	ASSERT_EQ(0, holder_start(&h, self->fd[0], NPAGES, 1, 1, 0));
+	ASSERT_EQ(0, holder_start(&again, self->fd[0], NPAGES, 1, 1, 0));
+	ASSERT_EQ(NPAGES, count_on_node(again.status, NPAGES, 1));
+	reclaim0 = vmstat_read("replica_reclaim");
+	ASSERT_EQ(0, shrinker_scan(self->scan, self->cgroup, 1, NPAGES / 2));
+	TH_LOG("asked for %d replicas, got %lld", NPAGES / 2,
+	       vmstat_read("replica_reclaim") - reclaim0);
+	ASSERT_EQ(reclaim0 + NPAGES / 2, vmstat_read("replica_reclaim"));
+	ASSERT_EQ(0, holder_finish(&again));
+	ASSERT_EQ(0, holder_finish(&h));
+	left = count_on_node(h.status + NPAGES, NPAGES, 1);
+	ASSERT_EQ(NPAGES / 2, left);
 }
 
 TEST_HARNESS_MAIN

@@ -932,19 +932,39 @@ static unsigned long replica_shrink_count(struct shrinker *shrinker,
 	return count ? count : SHRINK_EMPTY;
 }
 
-/* The first tier gives all it can before the last tier is scanned. */
+/*
+ * A clock over each tier: a replica referenced since the last scan is
+ * passed over once, its bit cleared, so the walk may go round a list once
+ * before it frees what it was asked for.  Stopping after nr_to_scan
+ * entries instead would let a node whose replicas were all used recently
+ * see the shrinker come back empty-handed, several times over, while
+ * reclaim takes page cache that costs I/O to read again; a replica costs
+ * a copy.  The first tier gives all it can before the last is scanned.
+ */
 static unsigned long replica_shrink_scan(struct shrinker *shrinker,
 					 struct shrink_control *sc)
 {
 	struct replica_isolate isolate = { .second_chance = true };
-	unsigned long freed = 0;
+	unsigned long want = sc->nr_to_scan, freed = 0;
 	int tier;
 
 	INIT_LIST_HEAD(&isolate.dispose);
-	for (tier = 0; tier < REPLICA_NR_TIERS && sc->nr_to_scan; tier++) {
-		list_lru_shrink_walk(&replica_lru[tier], sc, replica_isolate,
-				     &isolate);
-		freed += replica_dispose(&isolate.dispose);
+	for (tier = 0; tier < REPLICA_NR_TIERS && freed < want; tier++) {
+		struct list_lru *lru = &replica_lru[tier];
+		unsigned long left = list_lru_shrink_count(lru, sc) + want;
+
+		while (left && freed < want) {
+			unsigned long batch = min(want - freed, left);
+			unsigned long walk = batch;
+
+			list_lru_walk_one(lru, sc->nid, sc->memcg,
+					  replica_isolate, &isolate, &walk);
+			freed += replica_dispose(&isolate.dispose);
+			/* A walk that stopped early took all it could. */
+			if (walk)
+				break;
+			left -= batch;
+		}
 	}
 	return freed;
 }
