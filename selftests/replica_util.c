@@ -93,6 +93,19 @@ int bind_to_node(int node)
 	return sys_set_mempolicy(MPOL_BIND, &mask, sizeof(mask) * 8);
 }
 
+int unbind_from_nodes(void)
+{
+	long cpu, cpus = sysconf(_SC_NPROCESSORS_CONF);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < cpus && cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -1;
+	return sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+}
+
 int page_nodes(void *addr, size_t npages, int *status)
 {
 	long page = sysconf(_SC_PAGESIZE);

@@ -30,6 +30,9 @@ int nr_online_nodes(void);
 /* Move the calling task to @node: its CPUs and its memory (MPOL_BIND). */
 int bind_to_node(int node);
 
+/* Undo any binding: every CPU, memory from any node (MPOL_DEFAULT). */
+int unbind_from_nodes(void);
+
 /*
  * Where the pages of [addr, addr + npages * page size) live, without
  * faulting anything in: move_pages(2) with a NULL node list.  status[i] is
