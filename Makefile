@@ -7,6 +7,9 @@
 #   make guest RUN='cmd' [POLICY=name] [ADD=dir] [NODES= CPUS_PER_NODE=
 #                     MEM_PER_NODE= APPEND=]   run your own workload
 #                     (boot/guest takes the same and exits with RUN's status)
+#   make bench        the benchmarks under the NUMA model: out/bench/report.md
+#   make model        build the NUMA model plugin (bench/numa-model); make
+#                     check validates it in a guest before the selftests
 #   make kernel | selftests | image | lint | clean | distclean
 
 CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/numa-replica
@@ -19,13 +22,13 @@ SELFTESTS_SRC := $(TREE)/tools/testing/selftests/replica
 NODES ?= 2
 CPUS_PER_NODE ?= 2
 MEM_PER_NODE ?= 512M
-export NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND ADD RUN TIMEOUT QEMU_OPTS \
+export NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND ADD RUN TIMEOUT QEMU_OPTS MODEL \
 	TEST_TIMEOUT
 
 # Each step runs its own parallel build; the steps themselves are ordered.
 .NOTPARALLEL:
 .PHONY: all deps tree kernel selftests mm-selftests initramfs image check \
-	soak run guest \
+	model bench soak run guest \
 	lint clean distclean
 
 all: check
@@ -69,8 +72,40 @@ image: selftests mm-selftests initramfs $(OUT)/tools/pagenodes
 		$$($(MAKE) -s -C $(SELFTESTS_SRC) --eval \
 		'print-tests: ; @echo $$(notdir $$(TEST_GEN_PROGS))' print-tests)
 
-check: kernel image
-	@boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/check
+# The NUMA model (bench/numa-model): a QEMU TCG plugin, and the guest
+# program that validates it.
+MODEL_SRC := bench/numa-model
+MODEL_SO := $(OUT)/bench/numa-model.so
+MODEL_GUEST := $(OUT)/bench/guest
+$(MODEL_SO): $(MODEL_SRC)/numa-model.c $(MODEL_SRC)/plugin-api.h \
+		$(MODEL_SRC)/marker.h
+	@mkdir -p $(@D)
+	gcc -O2 -Wall -Wextra -Wno-unused-parameter -Werror -fPIC -shared \
+		-fvisibility=hidden -o $@ $< -lpthread
+$(MODEL_GUEST)/%: bench/guest/%.c bench/guest/node.h $(MODEL_SRC)/marker.h \
+		selftests/replica_util.c selftests/replica_util.h
+	@mkdir -p $(@D)
+	gcc -static -O2 -Wall -Werror -D_GNU_SOURCE -Iselftests -o $@ $< \
+		selftests/replica_util.c
+BENCH_GUEST_PROGS := stream faults mark
+model: deps $(MODEL_SO) $(addprefix $(MODEL_GUEST)/,$(BENCH_GUEST_PROGS))
+
+# The model is checked first so that the selftests' totals end the output.
+check: kernel image model
+	@rc=0; \
+	$(MODEL_SRC)/validate.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
+		$(OUT)/model-check $(MODEL_SO) $(MODEL_GUEST) || rc=1; \
+	boot/check.sh $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
+		$(OUT)/check || rc=1; \
+	exit $$rc
+
+# The benchmarks of bench/ under the NUMA model, on kernels without
+# debugging: ours and vanilla 6.12.  The report goes to out/bench/.
+bench: image model
+	@$(MAKE) -s FLAVOUR=bench kernel
+	@$(MAKE) -s FLAVOUR=vanilla kernel
+	@bench/run.sh $(CACHE) $(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/bench \
+		$(MODEL_SO) $(MODEL_GUEST)
 
 # The randomized tests, far longer than make check runs them.
 soak: kernel image

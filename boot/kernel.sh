@@ -3,6 +3,8 @@
 #
 # Usage: kernel.sh <cache-dir> <repo-dir> <flavour> <log>
 #   debug:   base + replica + debug fragments (what `make check` boots)
+#   bench:   base + replica, no debugging (what `make bench` measures)
+#   vanilla: base alone, on the pristine tree (bench's reference)
 set -euo pipefail
 
 cache=$1
@@ -15,6 +17,9 @@ cfg=$cache/build/.config-$flavour
 
 case $flavour in
 debug)	frags=(base replica debug) ;;
+bench)	frags=(base replica) ;;
+vanilla) frags=(base)
+	tree=$("$repo/boot/vanilla-tree.sh" "$cache") ;;
 *)	echo "kernel: unknown flavour '$flavour'" >&2; exit 2 ;;
 esac
 fragfiles=()
@@ -84,9 +89,11 @@ if ! "${kmake[@]}" bzImage headers >>"$log" 2>&1; then
 	exit 1
 fi
 # A warning in a file we add or patch fails the build.
-ours=$(cd "$tree" && git --git-dir="$cache/pristine.git" --work-tree=. \
-	status --porcelain --untracked-files=all | cut -c4- |
-	grep -E '\.[ch]$' || true)
+ours=
+[ "$flavour" = vanilla ] ||
+	ours=$(cd "$tree" && git --git-dir="$cache/pristine.git" --work-tree=. \
+		status --porcelain --untracked-files=all | cut -c4- |
+		grep -E '\.[ch]$' || true)
 warned=0
 for f in $ours; do
 	if grep -E "^($tree/)?$f:[0-9]+:[0-9]+: (warning|error):" "$log"; then

@@ -8,6 +8,9 @@
 # Environment: NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND TIMEOUT ADD
 #              TEST_TIMEOUT QEMU_OPTS TESTS (check mode: which selftests,
 #              "name [args]; ...", default all)
+#              MODEL=<numa-model.so>,out=<file>[,key=value...]: run under
+#              the NUMA model plugin (bench/numa-model), told the layout,
+#              with the guest's RAM in files it can find
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -66,9 +69,21 @@ fi
 	"$out/tests.list" "${ADD:-}" || exit 2
 
 numa=()
+model=()
+if [ -n "${MODEL:-}" ]; then
+	# The plugin finds which node a host address of RAM belongs to by
+	# the name of the file QEMU mapped there.
+	ramdir=$(mktemp -d /dev/shm/numa-model.XXXXXX) || exit 2
+	trap 'rm -rf "$ramdir"' EXIT
+	model=(-plugin "$MODEL,ram=$ramdir/node,nodes=$nodes,cpus_per_node=$cpn,node_mb=$mem_mb")
+fi
 for ((n = 0; n < nodes; n++)); do
-	numa+=(-object "memory-backend-ram,id=m$n,size=${mem_mb}M"
-	       -numa "node,nodeid=$n,cpus=$((n * cpn))-$((n * cpn + cpn - 1)),memdev=m$n")
+	if [ -n "${MODEL:-}" ]; then
+		numa+=(-object "memory-backend-file,id=m$n,size=${mem_mb}M,mem-path=$ramdir/node$n,share=on")
+	else
+		numa+=(-object "memory-backend-ram,id=m$n,size=${mem_mb}M")
+	fi
+	numa+=(-numa "node,nodeid=$n,cpus=$((n * cpn))-$((n * cpn + cpn - 1)),memdev=m$n")
 done
 cmdline="console=ttyS0,115200 ignore_loglevel panic=-1 rdinit=/init"
 [ -n "${POLICY:-}" ] && cmdline+=" replica_policy=$POLICY"
@@ -84,7 +99,7 @@ timeout --foreground -k 10 "$timeout" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-drive "file=$out/disk.img,format=raw,if=virtio,cache=unsafe" \
 	-display none -vga none -nic none -monitor none -no-reboot \
-	${QEMU_OPTS:-} \
+	"${model[@]}" ${QEMU_OPTS:-} \
 	-serial "file:$console" -serial stdio </dev/null |
 	tr -d '\r' | tee "$output" | grep --line-buffered -v '^@@NUMA-REPLICA-'
 qrc=${PIPESTATUS[0]}

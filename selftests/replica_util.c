@@ -51,7 +51,7 @@ int nr_online_nodes(void)
 	return 1;
 }
 
-static int node_cpus(int node, cpu_set_t *set)
+int node_cpus(int node, cpu_set_t *set)
 {
 	char path[96], buf[256], *tok, *save;
 	FILE *f;

@@ -7,6 +7,7 @@
 #ifndef REPLICA_UTIL_H
 #define REPLICA_UTIL_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -26,6 +27,9 @@ long sys_move_pages(int pid, unsigned long count, void **pages,
 
 /* Number of online NUMA nodes; nodes are assumed numbered 0..n-1. */
 int nr_online_nodes(void);
+
+/* The CPUs of @node, from sysfs: 0, or -1 if it has none. */
+int node_cpus(int node, cpu_set_t *set);
 
 /* Move the calling task to @node: its CPUs and its memory (MPOL_BIND). */
 int bind_to_node(int node);

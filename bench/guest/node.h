@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Placing a bench program on a NUMA node, with the selftests' helpers
+ * (selftests/replica_util.c is linked in).
+ */
+#ifndef BENCH_NODE_H
+#define BENCH_NODE_H
+
+#include "replica_util.h"
+
+/*
+ * Run the caller on the first CPU of @node only, so that a numa-model
+ * measurement can be read from that one vCPU; 0 or -1.
+ */
+static inline int pin_to_node(int node)
+{
+	cpu_set_t cpus, one;
+	int cpu;
+
+	if (node_cpus(node, &cpus))
+		return -1;
+	for (cpu = 0; !CPU_ISSET(cpu, &cpus); cpu++)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
+#endif

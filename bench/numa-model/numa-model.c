@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numa-model: a QEMU TCG plugin that models what guest memory accesses
+ * would cost on a NUMA machine.
+ *
+ * Every instruction fetch and every data access is given the guest
+ * physical address it touches and goes through a cache model: an L1i and
+ * an L1d per vCPU and a last-level cache shared by the vCPUs of a node.
+ * What misses the last level is a memory access, local when the address
+ * belongs to the vCPU's own node and remote otherwise.  The modelled time
+ * of a vCPU is
+ *
+ *   instructions * cpi + LLC hits * llc_lat
+ *                      + local misses * local_lat + remote misses * remote_lat
+ *
+ * in cycles (L1 hits are in the base CPI).  Caches are physically tagged
+ * and not kept coherent: a store does not invalidate other caches' copies,
+ * which only matters for shared written data, not for the text and file
+ * pages this model is for.
+ *
+ * Data addresses come from QEMU (the physical address of each access).
+ * QEMU 7.2 reports one as its RAM block's offset in QEMU's own RAM space
+ * plus the block's address in the guest: node n's memory, in block n at
+ * n * node_mb, shows at 2 * n * node_mb onwards (phys=doubled, the
+ * default); later QEMUs report the guest physical address (phys=exact).
+ * The validation run (validate.sh) tells which holds.
+ * Instruction fetches are modelled once per executed translation block:
+ * each cache line the block spans is fetched once.  Their physical address
+ * is found from QEMU's host address for the block's bytes, which is why
+ * the guest's RAM must be memory-backend-file objects: node N's file is
+ * <ram>N, and /proc/self/maps says where QEMU mapped it.
+ *
+ * The guest marks the points to measure between with a marker instruction
+ * (see marker.h); at each marker, and at exit, the plugin appends every
+ * vCPU's cumulative counts to the output file.  bench/numa-model/report
+ * turns two marks into figures.
+ *
+ * Arguments (-plugin numa-model.so,key=value,...):
+ *   out=FILE          where the counts go (required)
+ *   ram=PREFIX        node N's RAM is the file PREFIX<N> (required)
+ *   nodes=N cpus_per_node=C node_mb=M
+ *                     the guest's layout: vCPU v is on node v / C, and
+ *                     node n holds guest physical [n * M, (n + 1) * M) MiB
+ *   phys=doubled|exact how QEMU reports a data access's address (above)
+ *   preset=modern|numaq  cache geometry and latencies (see presets below)
+ *   cpi= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb= l1d_kb=
+ *   l1_ways= llc_kb_per_cpu= llc_ways=   override one figure of the preset
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin-api.h"
+#include "marker.h"
+
+PLUGIN_EXPORT int qemu_plugin_version = PLUGIN_API_VERSION;
+
+#define MAX_VCPUS	64
+#define MAX_NODES	8
+#define MAX_RAM_MAPS	64
+
+/*
+ * The figures of a preset; where each comes from is in README.md here.
+ * The last-level cache of a node is the per-core share of the real one
+ * times the guest's CPUs per node, so that a guest with few CPUs per node
+ * does not get a whole socket's cache to itself.
+ */
+struct model {
+	const char *name;
+	double cpi;		/* cycles per instruction, all L1 hits */
+	unsigned int llc_lat;	/* cycles: an L1 miss that hits the LLC */
+	unsigned int local_lat;	/* cycles: an LLC miss to local memory */
+	unsigned int remote_lat;/* cycles: an LLC miss to remote memory */
+	unsigned int mhz;	/* to turn cycles into seconds */
+	unsigned int line;	/* bytes */
+	unsigned int l1i_kb, l1d_kb, l1_ways;
+	unsigned int llc_kb_per_cpu, llc_ways;
+};
+
+static const struct model presets[] = {
+	{
+		/* 2-socket Xeon Platinum 8180 (Skylake-SP), 2.5 GHz */
+		.name = "modern", .cpi = 1.0, .llc_lat = 55,
+		.local_lat = 203, .remote_lat = 328, .mhz = 2500,
+		.line = 64, .l1i_kb = 32, .l1d_kb = 32, .l1_ways = 8,
+		.llc_kb_per_cpu = 1408, .llc_ways = 11,
+	},
+	{
+		/* NUMA-Q quads of 700 MHz Pentium III Xeon, 2 MB L2 */
+		.name = "numaq", .cpi = 1.0, .llc_lat = 10,
+		.local_lat = 126, .remote_lat = 1260, .mhz = 700,
+		.line = 32, .l1i_kb = 16, .l1d_kb = 16, .l1_ways = 4,
+		.llc_kb_per_cpu = 2048, .llc_ways = 4,
+	},
+};
+
+struct cache {
+	unsigned int sets, ways;
+	uint64_t *tag;		/* line number + 1; 0 is empty */
+	uint64_t *used;		/* for LRU */
+	uint64_t clock;
+};
+
+/*
+ * What an access is counted as: kernel text is apart from user text, as
+ * page-cache replication can only ever move the latter.
+ */
+enum fetch { IFETCH_USER, IFETCH_KERNEL, DATA, NR_FETCH };
+
+struct counts {
+	uint64_t insns;
+	uint64_t l1[NR_FETCH], l1_miss[NR_FETCH];
+	uint64_t local_miss[NR_FETCH], remote_miss[NR_FETCH];
+	uint64_t unknown[NR_FETCH];	/* not RAM of any node (ROM, I/O) */
+};
+
+struct vcpu {
+	struct cache l1i, l1d;
+	struct counts n;
+};
+
+struct node {
+	pthread_mutex_t lock;
+	struct cache llc;
+};
+
+/* A cache line a translation block spans, and its node. */
+struct tb_line {
+	uint64_t line;
+	int node;		/* -1: not RAM */
+};
+
+struct tb_info {
+	unsigned int insns, nr_lines;
+	enum fetch kind;
+	struct tb_line lines[];
+};
+
+struct ram_map {
+	uintptr_t start, end;	/* host addresses */
+	uint64_t gpa;		/* guest physical address of start */
+};
+
+static struct model m;
+static int nr_nodes = 2, cpus_per_node = 2, nr_vcpus;
+static bool phys_doubled = true;
+static uint64_t node_bytes = 512ULL << 20;
+static unsigned int line_shift;
+static const char *out_path, *ram_prefix;
+static FILE *out;
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vcpu vcpus[MAX_VCPUS];
+static struct node nodes[MAX_NODES];
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+static struct ram_map ram_maps[MAX_RAM_MAPS];
+static int nr_ram_maps;
+
+static int cache_init(struct cache *c, unsigned int kb, unsigned int ways)
+{
+	unsigned int sets = ways ? kb * 1024 / m.line / ways : 0;
+
+	if (!sets)
+		return -1;
+	c->sets = sets;
+	c->ways = ways;
+	c->tag = calloc((size_t)sets * ways, sizeof(*c->tag));
+	c->used = calloc((size_t)sets * ways, sizeof(*c->used));
+	return c->tag && c->used ? 0 : -1;
+}
+
+/* Look @line up, fill it on a miss (LRU victim); true on a hit. */
+static bool cache_access(struct cache *c, uint64_t line)
+{
+	size_t base = (size_t)(line % c->sets) * c->ways;
+	uint64_t *tag = c->tag + base, *used = c->used + base;
+	unsigned int w, victim = 0;
+
+	c->clock++;
+	for (w = 0; w < c->ways; w++) {
+		if (tag[w] == line + 1) {
+			used[w] = c->clock;
+			return true;
+		}
+		if (used[w] < used[victim])
+			victim = w;
+	}
+	tag[victim] = line + 1;
+	used[victim] = c->clock;
+	return false;
+}
+
+static int gpa_node(uint64_t gpa)
+{
+	uint64_t n = gpa / node_bytes;
+
+	return n < (uint64_t)nr_nodes ? (int)n : -1;
+}
+
+/* The node of a data access QEMU reported at @phys, and its line. */
+static int data_node(uint64_t phys, uint64_t *line)
+{
+	uint64_t n = phys / (2 * node_bytes);
+
+	if (!phys_doubled) {
+		*line = phys >> line_shift;
+		return gpa_node(phys);
+	}
+	if (n >= (uint64_t)nr_nodes || phys % (2 * node_bytes) >= node_bytes)
+		return -1;
+	*line = (phys - n * node_bytes) >> line_shift;
+	return (int)n;
+}
+
+/* One access of @kind by @vcpu to the line @line of node @node. */
+static void access_line(unsigned int vcpu, enum fetch kind, uint64_t line,
+			int node)
+{
+	struct vcpu *v = &vcpus[vcpu];
+	int home = vcpu / cpus_per_node;
+	bool hit;
+
+	if (node < 0) {
+		v->n.unknown[kind]++;
+		return;
+	}
+	v->n.l1[kind]++;
+	if (cache_access(kind == DATA ? &v->l1d : &v->l1i, line))
+		return;
+	v->n.l1_miss[kind]++;
+	pthread_mutex_lock(&nodes[home].lock);
+	hit = cache_access(&nodes[home].llc, line);
+	pthread_mutex_unlock(&nodes[home].lock);
+	if (hit)
+		return;
+	if (node == home)
+		v->n.local_miss[kind]++;
+	else
+		v->n.remote_miss[kind]++;
+}
+
+/*
+ * Where QEMU mapped each node's RAM file.  Read at the first translation,
+ * when the RAM exists; the mappings never move.
+ */
+static void read_ram_maps(void)
+{
+	char line[512], path[256];
+	size_t plen = strlen(ram_prefix);
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && nr_ram_maps < MAX_RAM_MAPS) {
+		unsigned long start, end, offset;
+		char *end_num;
+		long n;
+
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %255s", &start, &end,
+			   &offset, path) != 4 ||
+		    strncmp(path, ram_prefix, plen))
+			continue;
+		n = strtol(path + plen, &end_num, 10);
+		if (*end_num || n < 0 || n >= nr_nodes)
+			continue;
+		ram_maps[nr_ram_maps++] = (struct ram_map) {
+			.start = start, .end = end,
+			.gpa = (uint64_t)n * node_bytes + offset,
+		};
+	}
+	fclose(f);
+}
+
+/* The guest physical address QEMU holds at host address @host, or -1. */
+static int64_t host_to_gpa(const void *host)
+{
+	uintptr_t h = (uintptr_t)host;
+	int i;
+
+	pthread_once(&maps_once, read_ram_maps);
+	for (i = 0; i < nr_ram_maps; i++)
+		if (h >= ram_maps[i].start && h < ram_maps[i].end)
+			return ram_maps[i].gpa + (h - ram_maps[i].start);
+	return -1;
+}
+
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+	struct tb_info *tb = udata;
+	unsigned int i;
+
+	if (vcpu >= (unsigned int)nr_vcpus)
+		return;
+	vcpus[vcpu].n.insns += tb->insns;
+	for (i = 0; i < tb->nr_lines; i++)
+		access_line(vcpu, tb->kind, tb->lines[i].line,
+			    tb->lines[i].node);
+}
+
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		       uint64_t vaddr, void *udata)
+{
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	uint64_t line = 0;
+	int node;
+
+	if (vcpu >= (unsigned int)nr_vcpus || !hw ||
+	    qemu_plugin_hwaddr_is_io(hw))
+		return;
+	node = data_node(qemu_plugin_hwaddr_phys_addr(hw), &line);
+	access_line(vcpu, DATA, line, node);
+}
+
+/*
+ * Append every vCPU's counts, as mark @mark (executed by @by) number
+ * @seq in the order of marks.  The other vCPUs' counts are read while
+ * they run: off by what they do meanwhile, which is nothing when idle.
+ */
+static void write_counts(const char *mark, unsigned int by)
+{
+	static const char *const prefix[NR_FETCH] = {
+		[IFETCH_USER] = "i", [IFETCH_KERNEL] = "k", [DATA] = "d",
+	};
+	static unsigned int seq;
+	int v, k;
+
+	pthread_mutex_lock(&out_lock);
+	seq++;
+	for (v = 0; v < nr_vcpus; v++) {
+		const struct counts *c = &vcpus[v].n;
+
+		fprintf(out, "mark=%s seq=%u by=%u vcpu=%d node=%d insns=%" PRIu64,
+			mark, seq, by, v, v / cpus_per_node, c->insns);
+		for (k = 0; k < NR_FETCH; k++)
+			fprintf(out, " %s_l1=%" PRIu64 " %s_l1_miss=%" PRIu64
+				" %s_local=%" PRIu64 " %s_remote=%" PRIu64
+				" %s_unknown=%" PRIu64,
+				prefix[k], c->l1[k], prefix[k], c->l1_miss[k],
+				prefix[k], c->local_miss[k], prefix[k],
+				c->remote_miss[k], prefix[k], c->unknown[k]);
+		fputc('\n', out);
+	}
+	fflush(out);
+	pthread_mutex_unlock(&out_lock);
+}
+
+static void marker_exec(unsigned int vcpu, void *udata)
+{
+	char mark[16];
+
+	snprintf(mark, sizeof(mark), "%u", (unsigned int)(uintptr_t)udata);
+	write_counts(mark, vcpu);
+}
+
+/* The marker's number if @insn is one, or -1. */
+static int marker_id(const struct qemu_plugin_insn *insn)
+{
+	static const unsigned char prefix[] = { NUMA_MODEL_MARKER_PREFIX };
+	const unsigned char *b = qemu_plugin_insn_data(insn);
+
+	if (qemu_plugin_insn_size(insn) != sizeof(prefix) + 2 ||
+	    memcmp(b, prefix, sizeof(prefix)))
+		return -1;
+	return b[sizeof(prefix)] | b[sizeof(prefix) + 1] << 8;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb), i;
+	struct tb_info *info;
+	uint64_t last = UINT64_MAX;
+
+	/* At most two lines per instruction (x86 ones are up to 15 bytes). */
+	info = malloc(sizeof(*info) + 2 * n * sizeof(info->lines[0]));
+	if (!info)
+		return;
+	info->insns = n;
+	info->nr_lines = 0;
+	/* x86-64 kernel addresses have the top bit set. */
+	info->kind = qemu_plugin_tb_vaddr(tb) >> 63 ? IFETCH_KERNEL :
+						      IFETCH_USER;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		const char *host = qemu_plugin_insn_haddr(insn);
+		size_t size = qemu_plugin_insn_size(insn);
+		int64_t first = host ? host_to_gpa(host) : -1;
+		int64_t end = host ? host_to_gpa(host + size - 1) : -1;
+		int64_t gpa;
+		int mark = marker_id(insn);
+
+		if (mark >= 0)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec,
+				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)mark);
+		qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
+						 QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, NULL);
+		for (gpa = first; ; gpa = end) {
+			uint64_t line = gpa < 0 ? UINT64_MAX - 1 :
+				(uint64_t)gpa >> line_shift;
+
+			if (line != last) {
+				info->lines[info->nr_lines++] = (struct tb_line) {
+					.line = line,
+					.node = gpa < 0 ? -1 : gpa_node(gpa),
+				};
+				last = line;
+			}
+			if (gpa == end)
+				break;
+		}
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     info);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *udata)
+{
+	write_counts("exit", 0);
+	fclose(out);
+}
+
+static int parse_arg(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const char *val = eq ? eq + 1 : "";
+	size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+	static const struct {
+		const char *key;
+		unsigned int *field;
+	} uints[] = {
+		{ "llc_lat", &m.llc_lat }, { "local_lat", &m.local_lat },
+		{ "remote_lat", &m.remote_lat }, { "mhz", &m.mhz },
+		{ "line", &m.line }, { "l1i_kb", &m.l1i_kb },
+		{ "l1d_kb", &m.l1d_kb }, { "l1_ways", &m.l1_ways },
+		{ "llc_kb_per_cpu", &m.llc_kb_per_cpu },
+		{ "llc_ways", &m.llc_ways },
+	};
+	size_t i;
+
+#define KEY(k)	(klen == strlen(k) && !strncmp(arg, k, klen))
+	if (KEY("out")) {
+		out_path = val;
+	} else if (KEY("ram")) {
+		ram_prefix = val;
+	} else if (KEY("nodes")) {
+		nr_nodes = atoi(val);
+	} else if (KEY("cpus_per_node")) {
+		cpus_per_node = atoi(val);
+	} else if (KEY("node_mb")) {
+		node_bytes = strtoull(val, NULL, 10) << 20;
+	} else if (KEY("phys")) {
+		if (strcmp(val, "doubled") && strcmp(val, "exact"))
+			return -1;
+		phys_doubled = !strcmp(val, "doubled");
+	} else if (KEY("cpi")) {
+		m.cpi = strtod(val, NULL);
+	} else if (KEY("preset")) {
+		for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+			if (!strcmp(val, presets[i].name))
+				break;
+		if (i == sizeof(presets) / sizeof(presets[0]))
+			return -1;
+		m = presets[i];
+	} else {
+		for (i = 0; i < sizeof(uints) / sizeof(uints[0]); i++) {
+			if (KEY(uints[i].key)) {
+				*uints[i].field = strtoul(val, NULL, 10);
+				return 0;
+			}
+		}
+		return -1;
+	}
+#undef KEY
+	return 0;
+}
+
+PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+				      const qemu_info_t *info, int argc,
+				      char **argv)
+{
+	char msg[256];
+	int i;
+
+	m = presets[0];
+	/* The preset first, so that single figures override it. */
+	for (i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "preset=", 7) && parse_arg(argv[i]))
+			goto bad_arg;
+	for (i = 0; i < argc; i++)
+		if (strncmp(argv[i], "preset=", 7) && parse_arg(argv[i]))
+			goto bad_arg;
+	if (!info->system_emulation || !out_path || !ram_prefix ||
+	    nr_nodes < 1 || nr_nodes > MAX_NODES || cpus_per_node < 1 ||
+	    nr_nodes * cpus_per_node > MAX_VCPUS || !node_bytes ||
+	    !m.line || (m.line & (m.line - 1))) {
+		qemu_plugin_outs("numa-model: needs system emulation, out=, ram=, and a sane layout\n");
+		return -1;
+	}
+	line_shift = __builtin_ctz(m.line);
+	nr_vcpus = nr_nodes * cpus_per_node;
+	for (i = 0; i < nr_vcpus; i++)
+		if (cache_init(&vcpus[i].l1i, m.l1i_kb, m.l1_ways) ||
+		    cache_init(&vcpus[i].l1d, m.l1d_kb, m.l1_ways))
+			goto bad_cache;
+	for (i = 0; i < nr_nodes; i++) {
+		pthread_mutex_init(&nodes[i].lock, NULL);
+		if (cache_init(&nodes[i].llc, m.llc_kb_per_cpu * cpus_per_node,
+			       m.llc_ways))
+			goto bad_cache;
+	}
+	out = fopen(out_path, "w");
+	if (!out) {
+		snprintf(msg, sizeof(msg), "numa-model: %s: %s\n", out_path,
+			 strerror(errno));
+		qemu_plugin_outs(msg);
+		return -1;
+	}
+	fprintf(out, "model preset=%s cpi=%g llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u llc_kb_per_cpu=%u llc_ways=%u nodes=%d cpus_per_node=%d phys=%s\n",
+		m.name, m.cpi, m.llc_lat, m.local_lat, m.remote_lat, m.mhz,
+		m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.llc_kb_per_cpu,
+		m.llc_ways, nr_nodes, cpus_per_node,
+		phys_doubled ? "doubled" : "exact");
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+
+bad_arg:
+	snprintf(msg, sizeof(msg), "numa-model: bad argument \"%s\"\n", argv[i]);
+	qemu_plugin_outs(msg);
+	return -1;
+bad_cache:
+	qemu_plugin_outs("numa-model: a cache smaller than a line per way\n");
+	return -1;
+}

@@ -1,0 +1,19 @@
+#!/bin/bash
+# Validate the NUMA model before anything is measured with it: a stream
+# through memory of the reader's own node must be counted local (at most
+# 1% remote), through the other node's memory remote (at least 99%).
+#
+# Usage: validate.sh <build-dir> <initramfs> <stage-dir> <out-dir>
+#                    <numa-model.so> <dir with the guest's stream>
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$1 initrd=$2 stage=$3 out=$4 plugin=$5 guest=$6
+
+rm -rf "$out"
+mkdir -p "$out"
+printf '%s\n' './stream 0 0 64' './stream 0 1 64' > "$out/stream.sh"
+MODEL="$plugin,out=$out/counts" ADD="$guest" NODES=2 \
+	"$here/../../boot/qemu.sh" run "$build" "$initrd" "$stage" \
+	"$out/guest" "$out/stream.sh" >"$out/run.log" 2>&1 ||
+	{ echo "numa-model: the validation guest failed, see $out/run.log"; exit 1; }
+"$here/nmreport.py" "$out/counts" --validate

@@ -1,0 +1,45 @@
+#!/bin/bash
+# make bench: run the benchmarks in the guest under the NUMA model, on the
+# non-debug kernels, and write the report.
+#
+# Usage: run.sh <cache-dir> <initramfs> <stage-dir> <out-dir> <numa-model.so>
+#               <guest-programs-dir>
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
+
+mkdir -p "$out"
+guest=$out/guest-files
+rm -rf "$guest"
+mkdir -p "$guest"
+cp "$progs"/* "$here"/guest/*.sh "$guest/"
+
+# One boot: <name> <kernel flavour> <preset> <guest script> [POLICY]
+boot() {
+	local name=$1 flavour=$2 preset=$3 script=$4 policy=${5:-}
+	local dir=$out/runs/$name
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	echo "bench: $name ($flavour kernel, $preset preset${policy:+, policy $policy})"
+	if ! MODEL="$plugin,out=$dir/counts,preset=$preset" ADD="$guest" \
+	     POLICY=$policy TIMEOUT=${BENCH_TIMEOUT:-3600} \
+	     "$here/../boot/qemu.sh" run "$cache/build/$flavour" "$initrd" \
+	     "$stage" "$dir" "$guest/$script" >"$dir/run.log" 2>&1; then
+		echo "bench: $name failed, see $dir/run.log" >&2
+		tail -n 5 "$dir/run.log" >&2
+		return 1
+	fi
+}
+
+rc=0
+boot faults-vanilla vanilla modern faults.sh || rc=1
+boot faults-patched bench modern faults.sh none || rc=1
+# The SDET-like runs boot with the policy, as a machine would run it.
+for preset in modern numaq; do
+	for policy in none text private; do
+		boot "sdet-$preset-$policy" bench "$preset" sdet.sh "$policy" ||
+			rc=1
+	done
+done
+[ $rc -eq 0 ] || exit 1
+"$here/report.py" "$out"
