@@ -29,18 +29,16 @@ static long minor_faults(void)
 	return ru.ru_minflt;
 }
 
+/* Read @path with read(2), so that its page cache lives on this node. */
 static int cache_file(const char *path)
 {
-	char buf[1 << 16];
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
+	int fd = open(path, O_RDONLY), err;
 
 	if (fd < 0)
 		return -1;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
+	err = read_whole_file(fd);
 	close(fd);
-	return n < 0 ? -1 : 0;
+	return err;
 }
 
 int main(int argc, char **argv)
