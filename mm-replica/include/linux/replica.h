@@ -137,11 +137,15 @@ static inline void replica_fault(struct vm_fault *vmf)
  * @kinds: REPLICA_KIND_* of the faulting mapping
  * @may_create: the node takes new replicas, so a remote original without a
  *	replica is left to the fault path rather than mapped
+ * @store: where the pass stands in the store of @nid's replicas (its
+ *	xa is NULL while the file has no store); fault-around goes up the
+ *	file, so looking up the next page is a step, not a walk
  */
 struct replica_around {
 	int nid;
 	unsigned int kinds;
 	bool may_create;
+	struct xa_state store;
 };
 
 void __replica_fault_around_start(struct vm_fault *vmf,
@@ -150,7 +154,7 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 /**
  * replica_fault_around_start - decide how a fault-around pass replicates
  * @vmf: the fault
- * @ra: filled in for replica_fault_around_folio()
+ * @ra: filled in for replica_fault_around_wanted()
  *
  * Context: rcu_read_lock() held, as in filemap_map_pages().
  */
@@ -162,29 +166,25 @@ static inline void replica_fault_around_start(struct vm_fault *vmf,
 		__replica_fault_around_start(vmf, ra);
 }
 
-struct folio *__replica_fault_around_folio(struct vm_fault *vmf,
-					   struct folio *original,
-					   const struct replica_around *ra);
-
 /**
- * replica_fault_around_folio - the folio fault-around should map
- * @vmf: the fault, its pte pointing at the entry of @original
- * @original: a locked page-cache folio that fault-around is about to map
+ * replica_fault_around_wanted - whether fault-around must ask for replicas
  * @ra: the state from replica_fault_around_start()
  *
- * Context: rcu_read_lock() and the page table lock held.
- * Return: @original, a locked and referenced local replica to map instead
- * (release it with replica_fault_around_done()), or NULL to map nothing
- * and leave the page to the fault path.
+ * While replication is off this is a jump patched out (CONFIG_JUMP_LABEL):
+ * one no-op per page.
+ *
+ * Return: true if each small folio of the pass goes through
+ * replica_fault_around_folio() before it is mapped.
  */
-static inline struct folio *
-replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
-			   const struct replica_around *ra)
+static inline bool replica_fault_around_wanted(const struct replica_around *ra)
 {
-	if (ra->nid == NUMA_NO_NODE)
-		return original;
-	return __replica_fault_around_folio(vmf, original, ra);
+	return static_branch_unlikely(&replica_active) &&
+	       ra->nid != NUMA_NO_NODE;
 }
+
+struct folio *replica_fault_around_folio(struct vm_fault *vmf,
+					 struct folio *original,
+					 struct replica_around *ra);
 
 /**
  * replica_fault_around_done - release what replica_fault_around_folio() gave
@@ -335,9 +335,14 @@ struct replica_around { };
 
 static inline void replica_fault_around_start(struct vm_fault *vmf,
 					      struct replica_around *ra) { }
+static inline bool replica_fault_around_wanted(const struct replica_around *ra)
+{
+	return false;
+}
+
 static inline struct folio *
 replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
-			   const struct replica_around *ra)
+			   struct replica_around *ra)
 {
 	return original;
 }

@@ -567,6 +567,7 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct replica_request req;
+	struct replica_tree *tree;
 
 	if (!replica_vma_ok(vma) || replica_writers(vma->vm_file->f_mapping))
 		return;
@@ -580,29 +581,70 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 	ra->nid = req.nid;
 	ra->kinds = req.kinds;
 	ra->may_create = replica_node_has_room(req.nid);
+	tree = READ_ONCE(vma->vm_file->f_mapping->i_replicas);
+	ra->store = (struct xa_state)
+		__XA_STATE(tree ? &tree->nodes[req.nid] : NULL, 0, 0, 0);
 }
 
-struct folio *__replica_fault_around_folio(struct vm_fault *vmf,
-					   struct folio *original,
-					   const struct replica_around *ra)
+/*
+ * What the store holds at @index, stepping from the last page looked up
+ * when fault-around goes to the next one.
+ */
+static void *replica_around_entry(struct replica_around *ra, pgoff_t index)
 {
-	struct replica_tree *tree;
+	struct xa_state *xas = &ra->store;
+	void *entry;
+
+	if (index == xas->xa_index + 1 && !xas_invalid(xas)) {
+		entry = xas_next(xas);
+	} else {
+		xas_set(xas, index);
+		entry = xas_load(xas);
+	}
+	if (xas_retry(xas, entry)) {
+		xas_set(xas, index);
+		entry = xas_load(xas);
+	}
+	return xa_is_internal(entry) || xa_is_value(entry) ? NULL : entry;
+}
+
+/**
+ * replica_fault_around_folio - the folio fault-around should map
+ * @vmf: the fault, its pte pointing at the entry of @original
+ * @original: a locked page-cache folio that fault-around is about to map
+ * @ra: the state from replica_fault_around_start(), for which
+ *	replica_fault_around_wanted() is true
+ *
+ * Fault-around maps a run of neighbouring pages, so this is the path a
+ * replica is mapped by most often: it steps through the store beside the
+ * page cache, and takes the replica's lock to know it is still the
+ * current copy (whoever takes a replica out of the store holds its lock
+ * until it is unmapped and released).
+ *
+ * Context: rcu_read_lock() and the page table lock held.
+ * Return: @original, a locked and referenced local replica to map instead
+ * (release it with replica_fault_around_done()), or NULL to map nothing
+ * and leave the page to the fault path.
+ */
+struct folio *replica_fault_around_folio(struct vm_fault *vmf,
+					 struct folio *original,
+					 struct replica_around *ra)
+{
 	struct folio *replica;
 
 	/*
 	 * What is mapped already stays, and is no new use of a replica:
 	 * leave its reclaim age and the replica_map count alone.
 	 */
-	if (!pte_none(ptep_get(vmf->pte)) || folio_nid(original) == ra->nid ||
-	    !replica_original_ok(original))
+	if (!pte_none(ptep_get(vmf->pte)) || folio_nid(original) == ra->nid)
 		return original;
-	tree = READ_ONCE(original->mapping->i_replicas);
-	replica = tree ? replica_find_get(tree, ra->nid, original->index) :
+	replica = ra->store.xa ? replica_around_entry(ra, original->index) :
 		NULL;
-	if (replica) {
+	if (replica && folio_try_get(replica)) {
 		if (folio_trylock(replica)) {
-			if (replica_current_copy(tree, replica, ra->nid,
-						 original)) {
+			/* Still in the store, and a copy of the page cache */
+			if (xas_reload(&ra->store) == replica &&
+			    replica_info(replica)->original == original) {
 				replica_info(replica)->kinds |= ra->kinds;
 				folio_set_referenced(replica);
 				count_vm_event(REPLICA_MAP);
@@ -612,6 +654,8 @@ struct folio *__replica_fault_around_folio(struct vm_fault *vmf,
 		}
 		folio_put(replica);
 	}
+	if (!replica_original_ok(original))
+		return original;
 	/* A replica is wanted but cannot be mapped now: let the fault decide. */
 	if (ra->may_create)
 		return NULL;
