@@ -14,20 +14,23 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import nmreport  # noqa: E402
 
 
-def labelled(run_dir, pattern):
-    """(label, fields, counts) of each measurement of a run, in order."""
+def labelled(run_dir, pattern, node=None, every=None):
+    """The model, and (label, fields, counts) of each measurement of a run
+    that @pattern names, in order: counts of the vCPU that took it, or of
+    @node's vCPUs.  When the run measured other things too, @every matches
+    the guest's line for each of its measurements."""
     model, marks = nmreport.load(os.path.join(run_dir, "counts"))
-    got = nmreport.measurements(marks, vcpu=True)
+    got = nmreport.measurements(marks, node=node, vcpu=node is None)
     lines = []
     with open(os.path.join(run_dir, "output.log")) as f:
         for line in f:
-            m = re.match(pattern, line)
-            if m:
-                lines.append(m.groupdict())
+            if re.match(every or pattern, line):
+                m = re.match(pattern, line)
+                lines.append(m.groupdict() if m else None)
     if len(lines) != len(got):
         raise SystemExit(f"report: {run_dir}: {len(got)} measurements, "
                          f"{len(lines)} named in its output")
-    return model, [(d.pop("label"), d, c) for d, c in zip(lines, got)]
+    return model, [(d.pop("label"), d, c) for d, c in zip(lines, got) if d]
 
 
 def fault_costs(out):
@@ -45,6 +48,92 @@ def fault_costs(out):
     return {label: tuple(statistics.median(v[i] for v in runs)
                          for i in range(3))
             for label, runs in cases.items()}
+
+
+def median_by_label(measured, fields):
+    """{label: {field: median}} over the runs of each label; the fields
+    are the numbers @fields of the guest's line, and the counts' "insns"
+    and modelled "seconds"."""
+    model, ms = measured
+    runs = {}
+    for label, d, c in ms:
+        figs = nmreport.figures(model, c)
+        row = {k: float(d[k]) for k in fields}
+        row.update(insns=figs["insns"], seconds=figs["seconds"])
+        runs.setdefault(label, []).append(row)
+    return {label: {k: statistics.median(r[k] for r in rows)
+                    for k in rows[0]}
+            for label, rows in runs.items()}
+
+
+# The lines of the memory run's measurements, in order.
+MEMORY_LINES = r"(collapse|reclaim): "
+
+
+def collapse(out, summary, f):
+    """The collapse section: the first open for write of a file whose
+    replicas are mapped, by how many replicas it has."""
+    got = median_by_label(labelled(
+        os.path.join(out, "runs", "memory"),
+        r"collapse: pages=(?P<label>\d+) replicas=(?P<replicas>\d+) "
+        r"collapsed=(?P<collapsed>\d+) ns=(?P<ns>\d+)",
+        every=MEMORY_LINES), ("replicas", "collapsed", "ns"))
+    base = got["0"]["insns"]
+    f.write("\n## Collapse cost\n\n"
+            "The first open for write of a 16 MiB file cached on node 0 "
+            "while a process on node 1 maps R replicas of it (policy "
+            "private): the open takes every replica out of the page tables "
+            "and frees it before it returns. Median of 3 runs; "
+            "instructions and modelled time (modern preset) of the opening "
+            "vCPU; guest time is TCG's, for reference only.\n\n"
+            "| R | replicas collapsed | instructions | per replica, over R=0 "
+            "| modelled µs | guest µs (TCG) |\n"
+            "|---:|---:|---:|---:|---:|---:|\n")
+    for label in sorted(got, key=int):
+        r = got[label]
+        per = (r["insns"] - base) / int(label) if int(label) else 0
+        f.write(f"| {label} | {r['collapsed']:.0f} | {r['insns']:.0f} | "
+                f"{per:.0f} | {r['seconds'] * 1e6:.1f} | "
+                f"{r['ns'] / 1e3:.0f} |\n")
+        summary[f"collapse_insns_{label}"] = r["insns"]
+        summary[f"collapse_us_{label}"] = r["seconds"] * 1e6
+        if int(label):
+            summary["collapse_insns_per_replica"] = per
+
+
+def reclaim(out, summary, f):
+    """The reclaim section: how fast replicas give way to anonymous
+    memory on a full node."""
+    got = median_by_label(labelled(
+        os.path.join(out, "runs", "memory"),
+        r"(?P<label>reclaim): replicas=(?P<replicas>\d+) "
+        r"returned=(?P<returned>\d+) anon_pages=(?P<anon>\d+) "
+        r"first_at=(?P<first>-?\d+) ns=(?P<ns>\d+) oom=(?P<oom>\d+)",
+        node=1, every=MEMORY_LINES), ("replicas", "returned", "anon", "first", "ns", "oom"))
+    r = got["reclaim"]
+    rate = r["returned"] / r["seconds"] if r["seconds"] else 0
+    summary["reclaim_replicas"] = r["replicas"]
+    summary["reclaim_returned"] = r["returned"]
+    summary["reclaim_replicas_per_modelled_ms"] = rate / 1e3
+    summary["reclaim_oom_kills"] = r["oom"]
+    # Of the memory taken once reclaim began, how much replicas gave.
+    share = 100.0 * r["returned"] / max(r["anon"] - r["first"], 1)
+    summary["reclaim_replica_share_pct"] = share
+    f.write("\n## Replicas under memory pressure\n\n"
+            "Node 1 maps 64 MiB of replicas (policy private), then a task "
+            "bound to node 1 takes its memory page by page with anonymous "
+            "memory until every replica went, or up to its free memory above "
+            "the min watermark plus the replicas' worth. Median of 3 runs; "
+            "instructions and modelled time (modern preset) summed over "
+            "node 1's vCPUs (the task's direct reclaim and kswapd).\n\n"
+            "| replicas | given back | anonymous pages taken | taken before "
+            "the first went | replicas given back per page taken after | "
+            "modelled ms | replicas per modelled ms | "
+            "OOM kills |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            f"| {r['replicas']:.0f} | {r['returned']:.0f} | "
+            f"{r['anon']:.0f} | {r['first']:.0f} | {share / 100:.2f} | "
+            f"{r['seconds'] * 1e3:.2f} | {rate / 1e3:.0f} | "
+            f"{r['oom']:.0f} |\n")
 
 
 SDET_POLICIES = ("none", "text", "private")
@@ -81,8 +170,11 @@ def sdet_run(out, preset, policy):
     if len(per_vcpu) != 1:
         raise SystemExit(f"report: {run_dir}: {len(per_vcpu)} measurements")
     with open(os.path.join(run_dir, "output.log")) as f:
-        scripts = int(re.search(r"sdet: scripts=(\d+)", f.read()).group(1))
-    return model, per_vcpu[0], scripts
+        output = f.read()
+    scripts = int(re.search(r"sdet: scripts=(\d+)", output).group(1))
+    memory = re.search(r"sdet-memory: replica_pages=(\d+) "
+                       r"file_pages=(\d+)", output)
+    return model, per_vcpu[0], scripts, tuple(map(int, memory.groups()))
 
 
 def sdet_figures(model, per_vcpu, scripts):
@@ -98,10 +190,11 @@ def sdet_figures(model, per_vcpu, scripts):
 
 def sdet(out, summary, f):
     """The SDET-like section of the report, and its figures."""
-    runs, thr, ifetch, text = {}, {}, {}, {}
+    runs, thr, ifetch, text, memory = {}, {}, {}, {}, {}
     for preset in SDET_PRESETS:
         for policy in SDET_POLICIES:
-            model, per_vcpu, scripts = sdet_run(out, preset, policy)
+            model, per_vcpu, scripts, memory[preset, policy] = sdet_run(
+                out, preset, policy)
             runs[preset, policy] = (model, per_vcpu, scripts)
             thr[preset, policy], ifetch[preset, policy] = sdet_figures(
                 model, per_vcpu, scripts)
@@ -118,6 +211,8 @@ def sdet(out, summary, f):
                 thr[preset, policy]
             summary[f"sdet_remote_ifetch_pct_{preset}_{policy}"] = \
                 ifetch[preset, policy]
+            summary[f"sdet_replica_pages_{preset}_{policy}"] = \
+                memory[preset, policy][0]
     local, total = text["modern", "text"]
     summary["sdet_text_local_pct"] = 100.0 * local / max(total, 1)
     summary["sdet_remote_ifetch_pct_text"] = ifetch["modern", "text"]
@@ -130,9 +225,11 @@ def sdet(out, summary, f):
             "per modelled second (the busiest vCPU's modelled time); "
             "instruction fetches that reach memory, remote share; text "
             "pages of a shell and a program on each node afterwards, "
-            "node-local share (pagenodes: move_pages(2)).\n\n"
-            "| preset | policy | scripts/s | gain | remote ifetch | local text pages |\n"
-            "|---|---|---:|---:|---:|---:|\n")
+            "node-local share (pagenodes: move_pages(2)); replica pages at the "
+            "end, against all file pages (/proc/vmstat).\n\n"
+            "| preset | policy | scripts/s | gain | remote ifetch | "
+            "local text pages | replica pages / file pages |\n"
+            "|---|---|---:|---:|---:|---:|---:|\n")
     for preset in SDET_PRESETS:
         for policy in SDET_POLICIES:
             local, total = text[preset, policy]
@@ -140,8 +237,50 @@ def sdet(out, summary, f):
             f.write(f"| {preset} | {policy} | {thr[preset, policy]:.1f} | "
                     f"{gain:+.1f}% | {ifetch[preset, policy]:.1f}% | "
                     f"{100.0 * local / max(total, 1):.1f}% "
-                    f"({local}/{total}) |\n")
+                    f"({local}/{total}) | {memory[preset, policy][0]} / "
+                    f"{memory[preset, policy][1]} |\n")
     return runs
+
+
+def time_split(model, per_vcpu):
+    """Shares of the modelled cycles, summed over the vCPUs: instructions,
+    LLC hits, and memory misses by kind (user ifetch, kernel ifetch, data)
+    and place; the share the user ifetch's remote misses could give back
+    (their cycles over those of as many local misses)."""
+    cpi, llc = float(model["cpi"]), int(model["llc_lat"])
+    local, remote = int(model["local_lat"]), int(model["remote_lat"])
+    tot = {k: sum(c[k] for c in per_vcpu.values()) for k in nmreport.FIELDS}
+    mem = {k: tot[f"{k}_local"] * local + tot[f"{k}_remote"] * remote
+           for k in nmreport.KINDS}
+    hits = sum(tot[f"{k}_l1_miss"] - tot[f"{k}_local"] - tot[f"{k}_remote"]
+               for k in nmreport.KINDS)
+    cycles = tot["insns"] * cpi + hits * llc + sum(mem.values())
+    return {"insns": tot["insns"] * cpi / cycles,
+            "llc": hits * llc / cycles,
+            "user_ifetch_mem": mem["i"] / cycles,
+            "kernel_ifetch_mem": mem["k"] / cycles,
+            "data_mem": mem["d"] / cycles,
+            "user_ifetch_remote_excess":
+                tot["i_remote"] * (remote - local) / cycles}
+
+
+def time_split_table(runs, f):
+    """Where the modelled time of each SDET-like run goes."""
+    f.write("\nWhere the modelled time goes (all vCPUs): what replication "
+            "of file pages can act on is the user instruction fetches that "
+            "reach memory; the last column is the most removing their "
+            "remote latency could give back.\n\n"
+            "| preset | policy | instructions | LLC hits | user ifetch "
+            "memory | kernel ifetch memory | data memory | user ifetch "
+            "remote excess |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+    for preset in SDET_PRESETS:
+        for policy in SDET_POLICIES:
+            model, per_vcpu = runs[preset, policy][:2]
+            t = time_split(model, per_vcpu)
+            f.write(f"| {preset} | {policy} | " + " | ".join(
+                f"{100 * t[k]:.1f}%" for k in (
+                    "insns", "llc", "user_ifetch_mem", "kernel_ifetch_mem",
+                    "data_mem", "user_ifetch_remote_excess")) + " |\n")
 
 
 def plot_latency_ratio(out, runs):
@@ -154,7 +293,7 @@ def plot_latency_ratio(out, runs):
             ratio = tenth / 10
             row = [f"{ratio:.1f}"]
             for policy in SDET_POLICIES:
-                model, per_vcpu, scripts = runs["modern", policy]
+                model, per_vcpu, scripts = runs["modern", policy][:3]
                 m = dict(model)
                 m["remote_lat"] = str(round(int(m["local_lat"]) * ratio))
                 row.append(f"{sdet_figures(m, per_vcpu, scripts)[0]:.3f}")
@@ -214,8 +353,17 @@ def main():
                 f"{summary['faults_insn_ratio_replica_vs_local']:.4f} | at most 1.05 |\n")
         f.write(f"| making a replica / mapping a local original | "
                 f"{summary['faults_insn_ratio_create_vs_local']:.4f} | |\n")
+        if os.path.isdir(os.path.join(out, "runs", "memory")):
+            collapse(out, summary, f)
+            reclaim(out, summary, f)
         if os.path.isdir(os.path.join(out, "runs", "sdet-modern-none")):
             runs = sdet(out, summary, f)
+            time_split_table(runs, f)
+            for preset in SDET_PRESETS:
+                model, per_vcpu = runs[preset, "none"][:2]
+                summary[f"sdet_user_ifetch_remote_excess_pct_{preset}"] = \
+                    100 * time_split(model, per_vcpu)[
+                        "user_ifetch_remote_excess"]
             png = plot_latency_ratio(out, runs)
             f.write(f"\n![throughput against latency ratio]"
                     f"({os.path.basename(png)})\n")

@@ -4,6 +4,8 @@
 #
 # Usage: run.sh <cache-dir> <initramfs> <stage-dir> <out-dir> <numa-model.so>
 #               <guest-programs-dir>
+# BENCH_RUNS="name ..." boots only those runs again (the others' results
+# stay) before the report; BENCH_TIMEOUT bounds each boot (seconds).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
@@ -18,6 +20,10 @@ cp "$progs"/* "$here"/guest/*.sh "$guest/"
 boot() {
 	local name=$1 flavour=$2 preset=$3 script=$4 policy=${5:-}
 	local dir=$out/runs/$name
+	case " ${BENCH_RUNS:-$name} " in
+	*" $name "*) ;;
+	*) return 0 ;;
+	esac
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	echo "bench: $name ($flavour kernel, $preset preset${policy:+, policy $policy})"
@@ -34,6 +40,7 @@ boot() {
 rc=0
 boot faults-vanilla vanilla modern faults.sh || rc=1
 boot faults-patched bench modern faults.sh none || rc=1
+boot memory bench modern memory.sh none || rc=1
 # The SDET-like runs boot with the policy, as a machine would run it.
 for preset in modern numaq; do
 	for policy in none text private; do

@@ -19,25 +19,6 @@
 #define NPAGES	4096
 #define LEN	(NPAGES * PAGE_SIZE_4K)
 
-/* Node @node's free memory in pages, from its meminfo. */
-static long node_free_pages(int node)
-{
-	char path[96], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
-		 node);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Node %*d MemFree: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb < 0 ? -1 : kb / 4;
-}
-
 /* Wait (up to 5 s) until node @node's free memory stops moving. */
 static void wait_reclaim_idle(int node)
 {

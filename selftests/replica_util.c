@@ -288,6 +288,24 @@ long long node_vmstat_read(int node, const char *name)
 	return read_vmstat_file(path, name);
 }
 
+long node_free_pages(int node)
+{
+	char path[96], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %*d MemFree: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb / 4;
+}
+
 long node_zoneinfo(int node, const char *field)
 {
 	char line[256], key[32];

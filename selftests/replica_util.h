@@ -101,6 +101,9 @@ long long vmstat_read(const char *name);
 /* Value of @name in node @node's vmstat, or -1 if absent. */
 long long node_vmstat_read(int node, const char *name);
 
+/* Node @node's free memory in pages, from its meminfo; -1 if unknown. */
+long node_free_pages(int node);
+
 /* Sum of @field ("present", "managed", "min", "high") over @node's zones. */
 long node_zoneinfo(int node, const char *field);
 

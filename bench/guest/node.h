@@ -6,6 +6,8 @@
 #ifndef BENCH_NODE_H
 #define BENCH_NODE_H
 
+#include <time.h>
+
 #include "replica_util.h"
 
 /*
@@ -24,6 +26,15 @@ static inline int pin_to_node(int node)
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	return sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* The guest's monotonic clock in nanoseconds (TCG time, not the model's). */
+static inline long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 #endif

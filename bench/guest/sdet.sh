@@ -59,6 +59,10 @@ wait
 ./mark end 0
 cpus=$(grep -c ^processor /proc/cpuinfo)
 echo "sdet: scripts=$((cpus * workers * scripts)) nodes=$nodes"
+# What replication cost in memory: replica pages against the page cache.
+awk '/^nr_replica_pages / { r = $2 } /^nr_file_pages / { f = $2 }
+	END { print "sdet-memory: replica_pages=" r + 0 " file_pages=" f }' \
+	/proc/vmstat
 
 # Where the text of a shell and of a program running on each node lives.
 n=0
