@@ -729,12 +729,24 @@ struct folio *__replica_read_folio(struct folio *original,
 	replica = tree ? replica_find_get(tree, rr->nid, original->index) :
 		NULL;
 	if (replica) {
-		if (replica_current_copy(tree, replica, rr->nid, original)) {
-			/* A use, for reclaim's second chance. */
-			if (!folio_test_referenced(replica))
-				folio_set_referenced(replica);
-			count_vm_event(REPLICA_READ);
-			return replica;
+		/*
+		 * Under its lock, a replica still in the store has its info:
+		 * whoever takes it out holds the lock until it is released.
+		 * Busy, it is being made or taken out: read the original.
+		 */
+		if (folio_trylock(replica)) {
+			bool current_copy = replica_current_copy(tree, replica,
+								 rr->nid,
+								 original);
+
+			folio_unlock(replica);
+			if (current_copy) {
+				/* A use, for reclaim's second chance. */
+				if (!folio_test_referenced(replica))
+					folio_set_referenced(replica);
+				count_vm_event(REPLICA_READ);
+				return replica;
+			}
 		}
 		folio_put(replica);
 		return NULL;
