@@ -29,18 +29,6 @@ static long minor_faults(void)
 	return ru.ru_minflt;
 }
 
-/* Read @path with read(2), so that its page cache lives on this node. */
-static int cache_file(const char *path)
-{
-	int fd = open(path, O_RDONLY), err;
-
-	if (fd < 0)
-		return -1;
-	err = read_whole_file(fd);
-	close(fd);
-	return err;
-}
-
 int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE), before, after;
@@ -51,10 +39,12 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc == 4 && !strcmp(argv[1], "--cache")) {
-		if (pin_to_node(atoi(argv[3])) || cache_file(argv[2])) {
+		fd = open(argv[2], O_RDONLY);
+		if (fd < 0 || cache_file_on_node(fd, atoi(argv[3]))) {
 			perror(argv[2]);
 			return 1;
 		}
+		close(fd);
 		return 0;
 	}
 	if (argc != 4) {
