@@ -31,5 +31,11 @@ while read -r policy tests; do
 		"$here/qemu.sh" check "$build" "$initrd" "$stage" "$dir" || rc=1
 	runs+=("$dir/output.log" "$(grep -c . "$dir/tests.list")")
 done < "$boots"
-"$here/verdict.py" tap "${runs[@]}" || rc=1
+# A kernel with our KUnit tests runs each suite at every boot.
+kunit=()
+if grep -qx CONFIG_MM_REPLICA_KUNIT_TEST=y "$build/.config" 2>/dev/null; then
+	kunit=(--kunit-suites "$(grep -rl --include='*-kunit.h' \
+		'^kunit_test_suites(' "$here/../mm-replica" | wc -l)")
+fi
+"$here/verdict.py" tap "${kunit[@]}" "${runs[@]}" || rc=1
 exit $rc

@@ -5,11 +5,15 @@
       Print every kernel splat in the guest console; exit 1 if any.
   verdict.py version <console.log> <kernel-build-dir>
       Exit 1 unless the guest booted exactly the kernel just built.
-  verdict.py tap <output.log> <expected-binaries> [<output.log> <n> ...]
-      Count the nested kselftest results of one or more guest boots; print
-      "N passed, N failed, N skipped" (one line per boot first when there
-      are several); exit 1 on any failure or on a stream that is cut short.
+  verdict.py tap [--kunit-suites N] <output.log> <expected-binaries>
+                 [<output.log> <n> ...]
+      Count the nested kselftest results of one or more guest boots, and
+      with --kunit-suites the results of the N KUnit suites the kernel ran
+      at boot, from the console.log next to each output.log; print "N
+      passed, N failed, N skipped" (one line per boot first when there are
+      several); exit 1 on any failure or on a stream that is cut short.
 """
+import os
 import re
 import sys
 
@@ -117,6 +121,38 @@ def count(output, expected):
     return passed, failed, skipped, problems
 
 
+# KUnit's end-of-suite line and its unindented (suite) results, after the
+# console's timestamp.
+KUNIT_SUITE = re.compile(r"\] # (\S+): pass:(\d+) fail:(\d+) skip:(\d+) "
+                         r"total:(\d+)$")
+KUNIT_RESULT = re.compile(r"\] (not ok|ok) \d+ (\S+)")
+
+
+def count_kunit(console, expected):
+    """(passed, failed, skipped, problems) of the KUnit suites in a console."""
+    passed = failed = skipped = 0
+    suites = set()
+    for l in read_lines(console):
+        m = KUNIT_SUITE.search(l)
+        if m and m.group(1) != "Totals":
+            suites.add(m.group(1))
+            passed += int(m.group(2))
+            failed += int(m.group(3))
+            skipped += int(m.group(4))
+            continue
+        # A suite whose init failed has no summary line, only its result.
+        m = KUNIT_RESULT.search(l)
+        if m and m.group(1) == "not ok" and m.group(2) not in suites:
+            suites.add(m.group(2))
+            failed += 1
+    problems = []
+    if len(suites) != expected:
+        problems.append(f"{len(suites)} of {expected} KUnit suites reported "
+                        f"in {console}")
+        failed += max(0, expected - len(suites))
+    return passed, failed, skipped, problems
+
+
 def summary(passed, failed, skipped):
     line = f"{passed} passed, {failed} failed"
     if skipped:
@@ -124,10 +160,17 @@ def summary(passed, failed, skipped):
     return line
 
 
-def tap(runs):
+def tap(runs, kunit_suites):
     totals = [0, 0, 0]
     for output, expected in runs:
         passed, failed, skipped, problems = count(output, expected)
+        if kunit_suites:
+            console = os.path.join(os.path.dirname(output), "console.log")
+            kunit = count_kunit(console, kunit_suites)
+            print(f"# {console}: KUnit {summary(*kunit[:3])}")
+            passed, failed, skipped = (passed + kunit[0], failed + kunit[1],
+                                       skipped + kunit[2])
+            problems += kunit[3]
         for p in problems:
             print(f"verdict: {output}: {p}")
         if len(runs) > 1:
@@ -142,9 +185,15 @@ def main(argv):
         return splats(argv[2])
     if len(argv) == 4 and argv[1] == "version":
         return version(argv[2], argv[3])
-    if len(argv) >= 4 and len(argv) % 2 == 0 and argv[1] == "tap":
-        return tap([(argv[i], int(argv[i + 1]))
-                    for i in range(2, len(argv), 2)])
+    if len(argv) >= 2 and argv[1] == "tap":
+        kunit_suites = 0
+        args = argv[2:]
+        if args[:1] == ["--kunit-suites"] and len(args) >= 2:
+            kunit_suites = int(args[1])
+            args = args[2:]
+        if args and len(args) % 2 == 0:
+            return tap([(args[i], int(args[i + 1]))
+                        for i in range(0, len(args), 2)], kunit_suites)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -1123,3 +1123,7 @@ fail_cache:
 	kmem_cache_destroy(replica_info_cache);
 	return -ENOMEM;
 }
+
+#ifdef CONFIG_MM_REPLICA_KUNIT_TEST
+#include "tests/core-kunit.h"
+#endif

@@ -254,3 +254,7 @@ static int __init replica_init(void)
 	return 0;
 }
 late_initcall(replica_init);
+
+#ifdef CONFIG_MM_REPLICA_KUNIT_TEST
+#include "tests/policy-kunit.h"
+#endif

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit tests of the replica store: read counts, making a replica, the
+ * checks that refuse one, collapsing a range and releasing a mapping.
+ *
+ * Included at the end of core.c, so that they reach its static functions.
+ * The mapping is a bare inode that is in no filesystem and no page cache;
+ * the originals are folios that point at it, which is all the store looks
+ * at.  No task maps them, so a collapse has nothing to unmap.
+ */
+#ifndef _MM_REPLICA_CORE_KUNIT_H
+#define _MM_REPLICA_CORE_KUNIT_H
+
+#include <kunit/test.h>
+
+#define STORE_TEST_PAGES	8
+
+struct replica_store_test {
+	struct inode inode;
+	struct folio *originals[STORE_TEST_PAGES];
+	int nid;		/* where the replicas go */
+	long replicas_before;
+};
+
+static struct address_space *store_mapping(struct replica_store_test *st)
+{
+	return &st->inode.i_data;
+}
+
+static int replica_store_test_init(struct kunit *test)
+{
+	struct replica_store_test *st;
+	struct folio *original;
+	int i;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	test->priv = st;
+	inode_init_once(&st->inode);
+	st->inode.i_mode = S_IFREG | 0444;
+	st->inode.i_mapping = store_mapping(st);
+	store_mapping(st)->host = &st->inode;
+	replica_mapping_init(store_mapping(st));
+
+	for (i = 0; i < STORE_TEST_PAGES; i++) {
+		original = folio_alloc(GFP_KERNEL, 0);
+		if (!original)
+			return -ENOMEM;
+		memset(folio_address(original), 0xa0 + i, PAGE_SIZE);
+		folio_mark_uptodate(original);
+		original->mapping = store_mapping(st);
+		original->index = i;
+		st->originals[i] = original;
+	}
+	/* A replica belongs on another node than its original, if any. */
+	st->nid = next_memory_node(folio_nid(st->originals[0]));
+	if (st->nid >= MAX_NUMNODES)
+		st->nid = first_memory_node;
+	st->replicas_before = atomic_long_read(&replica_count);
+	return 0;
+}
+
+static void replica_store_test_exit(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	int i;
+
+	if (!st)
+		return;
+	replica_mapping_release(store_mapping(st));
+	for (i = 0; i < STORE_TEST_PAGES; i++) {
+		if (!st->originals[i])
+			continue;
+		st->originals[i]->mapping = NULL;
+		folio_put(st->originals[i]);
+	}
+}
+
+/* Make the replica of page @index as a read(2) from st->nid would. */
+static struct folio *store_make(struct kunit *test, pgoff_t index)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *original = st->originals[index], *replica;
+	struct replica_request req = {
+		.index = index,
+		.nid = st->nid,
+		.kinds = REPLICA_KIND_READ,
+	};
+	struct replica_tree *tree = replica_tree_get(store_mapping(st));
+
+	KUNIT_ASSERT_NOT_NULL(test, tree);
+	folio_lock(original);
+	replica = replica_create(tree, original, &req,
+				 rcu_access_pointer(replica_current),
+				 REPLICA_TIER_FIRST);
+	folio_unlock(original);
+	if (replica)
+		folio_unlock(replica);
+	return replica;
+}
+
+/* The replica of @index on st->nid the store holds, unreferenced. */
+static struct folio *store_lookup(struct kunit *test, pgoff_t index)
+{
+	struct replica_store_test *st = test->priv;
+	struct replica_tree *tree = store_mapping(st)->i_replicas;
+	struct folio *replica;
+
+	if (!tree)
+		return NULL;
+	replica = replica_find_get(tree, st->nid, index);
+	if (replica)
+		folio_put(replica);
+	return replica;
+}
+
+static void replica_store_tree_made_once(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct replica_tree *tree;
+
+	KUNIT_EXPECT_NULL(test, store_mapping(st)->i_replicas);
+	tree = replica_tree_get(store_mapping(st));
+	KUNIT_ASSERT_NOT_NULL(test, tree);
+	KUNIT_EXPECT_PTR_EQ(test, tree, store_mapping(st)->i_replicas);
+	KUNIT_EXPECT_PTR_EQ(test, tree, replica_tree_get(store_mapping(st)));
+}
+
+static void replica_store_counts_remote_reads(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct replica_tree *tree = replica_tree_get(store_mapping(st));
+	struct folio *replica;
+
+	KUNIT_ASSERT_NOT_NULL(test, tree);
+	KUNIT_EXPECT_EQ(test, 1UL, replica_count_read(tree, st->nid, 3));
+	KUNIT_EXPECT_EQ(test, 2UL, replica_count_read(tree, st->nid, 3));
+	KUNIT_EXPECT_EQ(test, 1UL, replica_count_read(tree, st->nid, 4));
+	/* A count is no replica. */
+	KUNIT_EXPECT_NULL(test, store_lookup(test, 3));
+
+	/* The replica takes the count's place; reads are no longer counted. */
+	replica = store_make(test, 3);
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+	KUNIT_EXPECT_PTR_EQ(test, replica, store_lookup(test, 3));
+	KUNIT_EXPECT_EQ(test, 0UL, replica_count_read(tree, st->nid, 3));
+	folio_put(replica);
+}
+
+static void replica_store_copies_original(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *original = st->originals[5], *replica;
+	int refs = folio_ref_count(original);
+
+	replica = store_make(test, 5);
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+	KUNIT_EXPECT_EQ(test, st->nid, folio_nid(replica));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(folio_address(replica),
+					folio_address(original), PAGE_SIZE));
+	KUNIT_EXPECT_PTR_EQ(test, store_mapping(st), replica->mapping);
+	KUNIT_EXPECT_EQ(test, 5UL, replica->index);
+	KUNIT_EXPECT_FALSE(test, folio_test_locked(replica));
+	/* The replica holds its original in the page cache. */
+	KUNIT_EXPECT_EQ(test, refs + 1, folio_ref_count(original));
+	KUNIT_EXPECT_EQ(test, st->replicas_before + 1,
+			atomic_long_read(&replica_count));
+	KUNIT_EXPECT_PTR_EQ(test, replica, store_lookup(test, 5));
+	folio_lock(replica);
+	KUNIT_EXPECT_TRUE(test, replica_current_copy(store_mapping(st)->i_replicas,
+						     replica, st->nid, original));
+	folio_unlock(replica);
+	folio_put(replica);
+}
+
+static void replica_store_first_replica_stays(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *first, *second;
+
+	first = store_make(test, 0);
+	KUNIT_ASSERT_NOT_NULL(test, first);
+	second = store_make(test, 0);
+	KUNIT_EXPECT_NULL(test, second);
+	KUNIT_EXPECT_PTR_EQ(test, first, store_lookup(test, 0));
+	KUNIT_EXPECT_EQ(test, st->replicas_before + 1,
+			atomic_long_read(&replica_count));
+	if (second)
+		folio_put(second);
+	folio_put(first);
+}
+
+static void replica_store_refuses_writers(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct address_space *mapping = store_mapping(st);
+	int refs = folio_ref_count(st->originals[1]);
+
+	/* Open for write. */
+	atomic_inc(&st->inode.i_writecount);
+	KUNIT_EXPECT_NULL(test, store_make(test, 1));
+	atomic_dec(&st->inode.i_writecount);
+	/* Mapped shared and writable. */
+	atomic_inc(&mapping->i_mmap_writable);
+	KUNIT_EXPECT_NULL(test, store_make(test, 1));
+	atomic_dec(&mapping->i_mmap_writable);
+	/* Being truncated or invalidated. */
+	atomic_inc(&mapping->i_replica_block);
+	KUNIT_EXPECT_NULL(test, store_make(test, 1));
+	atomic_dec(&mapping->i_replica_block);
+
+	KUNIT_EXPECT_NULL(test, store_lookup(test, 1));
+	KUNIT_EXPECT_EQ(test, refs, folio_ref_count(st->originals[1]));
+	KUNIT_EXPECT_EQ(test, st->replicas_before,
+			atomic_long_read(&replica_count));
+}
+
+static void replica_store_collapses_range(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct address_space *mapping = store_mapping(st);
+	struct replica_tree *tree;
+	struct folio *replica;
+	int refs[STORE_TEST_PAGES];
+	pgoff_t i;
+
+	for (i = 0; i < STORE_TEST_PAGES; i++) {
+		refs[i] = folio_ref_count(st->originals[i]);
+		/* Page 2's replica on the other node is a read count here. */
+		if (i == 2)
+			continue;
+		replica = store_make(test, i);
+		KUNIT_ASSERT_NOT_NULL(test, replica);
+		folio_put(replica);
+	}
+	tree = mapping->i_replicas;
+	KUNIT_EXPECT_EQ(test, 1UL, replica_count_read(tree, st->nid, 2));
+
+	KUNIT_EXPECT_EQ(test, 3UL, replica_collapse_range(mapping, 2, 5));
+	for (i = 0; i < STORE_TEST_PAGES; i++) {
+		bool kept = (i < 2 || i > 5);
+
+		KUNIT_EXPECT_EQ(test, kept, !!store_lookup(test, i));
+		KUNIT_EXPECT_EQ(test, refs[i] + kept,
+				folio_ref_count(st->originals[i]));
+	}
+	/* The count went with the replicas. */
+	KUNIT_EXPECT_NULL(test, xa_load(&tree->nodes[st->nid], 2));
+	KUNIT_EXPECT_EQ(test, st->replicas_before + 4,
+			atomic_long_read(&replica_count));
+}
+
+static void replica_store_release_frees_all(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	int refs = folio_ref_count(st->originals[7]);
+	struct folio *replica;
+
+	replica = store_make(test, 7);
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+	folio_put(replica);
+	replica_mapping_release(store_mapping(st));
+	KUNIT_EXPECT_NULL(test, store_mapping(st)->i_replicas);
+	KUNIT_EXPECT_EQ(test, refs, folio_ref_count(st->originals[7]));
+	KUNIT_EXPECT_EQ(test, st->replicas_before,
+			atomic_long_read(&replica_count));
+}
+
+static struct kunit_case replica_store_test_cases[] = {
+	KUNIT_CASE(replica_store_tree_made_once),
+	KUNIT_CASE(replica_store_counts_remote_reads),
+	KUNIT_CASE(replica_store_copies_original),
+	KUNIT_CASE(replica_store_first_replica_stays),
+	KUNIT_CASE(replica_store_refuses_writers),
+	KUNIT_CASE(replica_store_collapses_range),
+	KUNIT_CASE(replica_store_release_frees_all),
+	{}
+};
+
+static struct kunit_suite replica_store_test_suite = {
+	.name = "replica_store",
+	.init = replica_store_test_init,
+	.exit = replica_store_test_exit,
+	.test_cases = replica_store_test_cases,
+};
+
+kunit_test_suites(&replica_store_test_suite);
+
+#endif /* _MM_REPLICA_CORE_KUNIT_H */
