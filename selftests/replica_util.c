@@ -51,14 +51,21 @@ int nr_online_nodes(void)
 	return 1;
 }
 
+/* Open @name ("cpulist", "meminfo", ...) in node @node's sysfs folder. */
+static FILE *node_file_open(int node, const char *name)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/%s",
+		 node, name);
+	return fopen(path, "r");
+}
+
 int node_cpus(int node, cpu_set_t *set)
 {
-	char path[96], buf[256], *tok, *save;
-	FILE *f;
+	char buf[256], *tok, *save;
+	FILE *f = node_file_open(node, "cpulist");
 
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
-		 node);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (!fgets(buf, sizeof(buf), f)) {
@@ -253,50 +260,45 @@ static void vmstat_refresh(void)
 	}
 }
 
-/* The value of @name in a file of "name value" lines, after a refresh. */
-static long long read_vmstat_file(const char *path, const char *name)
+/*
+ * The value of @name in an open file of "name value" lines, which it
+ * closes; the counters are refreshed first, since such a file is made
+ * when it is read.
+ */
+static long long read_vmstat_file(FILE *f, const char *name)
 {
+	long long val = -1, found;
 	char key[128];
-	long long val;
-	FILE *f;
 
-	vmstat_refresh();
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	while (fscanf(f, "%127s %lld", key, &val) == 2) {
+	vmstat_refresh();
+	while (fscanf(f, "%127s %lld", key, &found) == 2) {
 		if (!strcmp(key, name)) {
-			fclose(f);
-			return val;
+			val = found;
+			break;
 		}
 	}
 	fclose(f);
-	return -1;
+	return val;
 }
 
 long long vmstat_read(const char *name)
 {
-	return read_vmstat_file("/proc/vmstat", name);
+	return read_vmstat_file(fopen("/proc/vmstat", "r"), name);
 }
 
 long long node_vmstat_read(int node, const char *name)
 {
-	char path[96];
-
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/vmstat",
-		 node);
-	return read_vmstat_file(path, name);
+	return read_vmstat_file(node_file_open(node, "vmstat"), name);
 }
 
 long node_free_pages(int node)
 {
-	char path[96], line[256];
+	FILE *f = node_file_open(node, "meminfo");
+	char line[256];
 	long kb = -1;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
-		 node);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
