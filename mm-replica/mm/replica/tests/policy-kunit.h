@@ -84,21 +84,24 @@ static void replica_policy_register_refuses(struct kunit *test)
 	KUNIT_EXPECT_PTR_NE(test, &again, policy_test_find("text"));
 }
 
-/* What policy_show() should print, from the registry itself. */
+/*
+ * What policy_show() should print: every policy in registration order
+ * (mm/replica/Makefile's), then the one this test adds, the current one
+ * in brackets.
+ */
 static void policy_test_expected_list(char *buf, size_t len)
 {
-	const struct replica_policy *current_policy = policy_test_current();
-	struct replica_policy *policy;
-	size_t used;
+	static const char * const names[] = {
+		"none", "private", "text", "readonly", "madvise", "kunit-extra",
+	};
+	const char *current_name = policy_test_current()->name;
+	size_t used = 0;
+	int i;
 
-	used = scnprintf(buf, len, current_policy == &replica_policy_none ?
-			 "[none]" : "none");
-	mutex_lock(&replica_policy_mutex);
-	list_for_each_entry(policy, &replica_policies, list)
+	for (i = 0; i < ARRAY_SIZE(names); i++)
 		used += scnprintf(buf + used, len - used,
-				  policy == current_policy ? " [%s]" : " %s",
-				  policy->name);
-	mutex_unlock(&replica_policy_mutex);
+				  strcmp(names[i], current_name) ?
+				  "%s%s" : "%s[%s]", i ? " " : "", names[i]);
 	scnprintf(buf + used, len - used, "\n");
 }
 
