@@ -5,8 +5,15 @@
 #ifndef _MM_REPLICA_INTERNAL_H
 #define _MM_REPLICA_INTERNAL_H
 
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/list_lru.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/replica.h>
+#include <linux/shmem_fs.h>
 #include <linux/xarray.h>
+#include <uapi/linux/magic.h>
 
 /**
  * struct replica_tree - the replicas of one mapping
@@ -20,11 +27,113 @@ struct replica_tree {
 	struct xarray nodes[];
 };
 
+/**
+ * struct replica_info - what a replica remembers, at folio->private
+ * @original: the page-cache folio it copies, referenced
+ * @tier: its enum replica_tier
+ * @kinds: REPLICA_KIND_* of the requests it served, under the folio lock
+ */
+struct replica_info {
+	struct folio *original;
+	u8 tier;
+	u8 kinds;
+};
+
+extern struct kmem_cache *replica_info_cache;
+extern struct list_lru replica_lru[REPLICA_NR_TIERS];
+extern atomic_long_t replica_count;
+
+static inline struct replica_info *replica_info(struct folio *replica)
+{
+	return replica->private;
+}
+
+/*
+ * Files whose page cache only changes through this kernel's writers: not
+ * network filesystems, and not fuseblk either, whose server may store into
+ * the page cache (FUSE_NOTIFY_STORE).
+ */
+static inline bool replica_mapping_ok(struct address_space *mapping)
+{
+	struct inode *inode = mapping->host;
+	struct super_block *sb = inode->i_sb;
+
+	return S_ISREG(inode->i_mode) && !shmem_mapping(mapping) &&
+	       !IS_DAX(inode) && !IS_SWAPFILE(inode) &&
+	       (sb->s_type->fs_flags & FS_REQUIRES_DEV) &&
+	       sb->s_magic != FUSE_SUPER_MAGIC;
+}
+
+/*
+ * Originals a replica may hold: uptodate single pages that need not stay
+ * migratable, since the replica's reference keeps them from moving.
+ */
+static inline bool replica_original_ok(struct folio *original)
+{
+	return !folio_test_large(original) && folio_test_uptodate(original) &&
+	       folio_is_longterm_pinnable(original);
+}
+
+/* Whether anybody may change the file's page cache, now or about to. */
+static inline bool replica_writers(struct address_space *mapping)
+{
+	return inode_is_open_for_write(mapping->host) ||
+	       mapping_writably_mapped(mapping) ||
+	       atomic_read(&mapping->i_replica_block);
+}
+
+/* The reclaim tier @policy puts a replica made for @req in. */
+static inline enum replica_tier
+replica_policy_tier(const struct replica_policy *policy,
+		    const struct replica_request *req)
+{
+	return policy->reclaim_tier ? policy->reclaim_tier(req) :
+				      REPLICA_TIER_FIRST;
+}
+
+static inline bool replica_in_store(struct replica_tree *tree,
+				    struct folio *replica, int nid,
+				    pgoff_t index)
+{
+	return xa_load(&tree->nodes[nid], index) == replica;
+}
+
+/* A replica in the store that copies @original, the current page cache. */
+static inline bool replica_current_copy(struct replica_tree *tree,
+					struct folio *replica, int nid,
+					struct folio *original)
+{
+	return replica_in_store(tree, replica, nid, original->index) &&
+	       replica_info(replica)->original == original;
+}
+
+bool replica_node_has_room(int nid);
+struct replica_tree *replica_tree_get(struct address_space *mapping);
+struct folio *replica_find_get(struct replica_tree *tree, int nid,
+			       pgoff_t index);
+void replica_unlink(struct replica_tree *tree, struct folio *replica,
+		    bool on_lru);
+void replica_release(struct folio *replica);
+struct folio *replica_create(struct replica_tree *tree, struct folio *original,
+			     const struct replica_request *req,
+			     const struct replica_policy *policy,
+			     enum replica_tier tier);
+unsigned long replica_count_read(struct replica_tree *tree, int nid,
+				 pgoff_t index);
+unsigned long replica_collapse_range(struct address_space *mapping,
+				     pgoff_t first, pgoff_t last);
+
+#define REPLICA_POLICY_NAME_MAX	32
+
 extern const struct replica_policy __rcu *replica_current;
 extern struct replica_policy replica_policy_none;
 extern unsigned int replica_max_percent;
 extern unsigned int replica_read_threshold;
 
+extern struct mutex replica_policy_mutex;
+extern struct list_head replica_policies;
+
+struct replica_policy *replica_policy_find(const char *name);
 void replica_drop_kinds(unsigned int keep_kinds);
 int replica_reclaim_init(void);
 

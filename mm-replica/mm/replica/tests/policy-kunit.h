@@ -4,7 +4,7 @@
  * refuses, the list /sys/kernel/mm/replica/policy shows, switching, and
  * the decisions of the built-in policies.
  *
- * Included at the end of policy.c, so that they reach its static functions.
+ * Included at the end of sysfs.c, so that they reach its static functions.
  */
 #ifndef _MM_REPLICA_POLICY_KUNIT_H
 #define _MM_REPLICA_POLICY_KUNIT_H

@@ -3,13 +3,13 @@
  * KUnit tests of the replica store: read counts, making a replica, the
  * checks that refuse one, collapsing a range and releasing a mapping.
  *
- * Included at the end of core.c, so that they reach its static functions.
+ * Included at the end of store.c, so that they reach its static functions.
  * The mapping is a bare inode that is in no filesystem and no page cache;
  * the originals are folios that point at it, which is all the store looks
  * at.  No task maps them, so a collapse has nothing to unmap.
  */
-#ifndef _MM_REPLICA_CORE_KUNIT_H
-#define _MM_REPLICA_CORE_KUNIT_H
+#ifndef _MM_REPLICA_STORE_KUNIT_H
+#define _MM_REPLICA_STORE_KUNIT_H
 
 #include <kunit/test.h>
 
@@ -287,4 +287,4 @@ static struct kunit_suite replica_store_test_suite = {
 
 kunit_test_suites(&replica_store_test_suite);
 
-#endif /* _MM_REPLICA_CORE_KUNIT_H */
+#endif /* _MM_REPLICA_STORE_KUNIT_H */

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NUMA page-cache replication: the read(2) path.  A page read often enough
+ * by a node that has no copy of it gets a replica there, and reads copy
+ * from that replica instead of the remote original.
+ */
+
+#include <linux/fs.h>
+#include <linux/pagemap.h>
+#include <linux/rcupdate.h>
+#include <linux/vmstat.h>
+
+#include "internal.h"
+
+void __replica_read_start(struct file *file, struct replica_read *rr)
+{
+	struct address_space *mapping = file->f_mapping;
+	const struct replica_policy *policy;
+	struct replica_request req = {
+		.file = file,
+		.nid = numa_mem_id(),
+		.kinds = REPLICA_KIND_READ,
+	};
+
+	if (!replica_mapping_ok(mapping) || replica_writers(mapping))
+		return;
+	rcu_read_lock();
+	policy = rcu_dereference(replica_current);
+	if (policy->want_read && policy->want_read(&req)) {
+		rr->nid = req.nid;
+		rr->policy = policy;
+		rr->tier = replica_policy_tier(policy, &req);
+	}
+	rcu_read_unlock();
+	rr->file = file;
+	rr->may_create = rr->nid != NUMA_NO_NODE &&
+			 replica_node_has_room(rr->nid);
+}
+
+struct folio *__replica_read_folio(struct folio *original,
+				   const struct replica_read *rr)
+{
+	struct address_space *mapping = original->mapping;
+	struct replica_request req;
+	struct replica_tree *tree;
+	struct folio *replica;
+
+	if (folio_nid(original) == rr->nid || !mapping ||
+	    !replica_original_ok(original))
+		return NULL;
+	tree = READ_ONCE(mapping->i_replicas);
+	replica = tree ? replica_find_get(tree, rr->nid, original->index) :
+		NULL;
+	if (replica) {
+		/*
+		 * Under its lock, a replica still in the store has its info:
+		 * whoever takes it out holds the lock until it is released.
+		 * Busy, it is being made or taken out: read the original.
+		 */
+		if (folio_trylock(replica)) {
+			bool current_copy = replica_current_copy(tree, replica,
+								 rr->nid,
+								 original);
+
+			folio_unlock(replica);
+			if (current_copy) {
+				/* A use, for reclaim's second chance. */
+				if (!folio_test_referenced(replica))
+					folio_set_referenced(replica);
+				count_vm_event(REPLICA_READ);
+				return replica;
+			}
+		}
+		folio_put(replica);
+		return NULL;
+	}
+	if (!rr->may_create)
+		return NULL;
+	tree = tree ? tree : replica_tree_get(mapping);
+	if (!tree || replica_count_read(tree, rr->nid, original->index) <
+		     READ_ONCE(replica_read_threshold))
+		return NULL;
+
+	/* Read often enough: make the replica, if the original holds still. */
+	if (!folio_trylock(original))
+		return NULL;
+	replica = NULL;
+	if (original->mapping == mapping && replica_original_ok(original)) {
+		req.vma = NULL;
+		req.file = rr->file;
+		req.index = original->index;
+		req.nid = rr->nid;
+		req.kinds = REPLICA_KIND_READ;
+		replica = replica_create(tree, original, &req, rr->policy,
+					 rr->tier);
+		if (replica)
+			folio_unlock(replica);
+	}
+	folio_unlock(original);
+	return replica;
+}

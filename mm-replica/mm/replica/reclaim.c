@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NUMA page-cache replication: giving replicas back.  Replicas are on
+ * per-tier, NUMA- and memcg-aware LRU lists; a shrinker takes them under
+ * memory pressure before reclaim turns to the page cache, and a policy
+ * switch drops those the new policy does not make.
+ */
+
+#include <linux/list_lru.h>
+#include <linux/memcontrol.h>
+#include <linux/mm.h>
+#include <linux/rmap.h>
+#include <linux/sched.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+#include <linux/swap.h>
+#include <linux/vmstat.h>
+
+#include "internal.h"
+
+struct list_lru replica_lru[REPLICA_NR_TIERS];
+
+/*
+ * Isolating replicas from the shrinker's lists: @keep_kinds selects the
+ * replicas a policy switch keeps (0 takes them all), @second_chance spares
+ * those referenced since the last scan once.
+ */
+struct replica_isolate {
+	struct list_head dispose;
+	unsigned int keep_kinds;
+	bool second_chance;
+	bool busy;
+};
+
+static enum lru_status replica_isolate(struct list_head *item,
+				       struct list_lru_one *list,
+				       spinlock_t *lock, void *arg)
+{
+	struct folio *replica = list_entry(item, struct folio, lru);
+	struct replica_isolate *isolate = arg;
+
+	if (isolate->second_chance && folio_test_clear_referenced(replica))
+		return LRU_ROTATE;
+	/*
+	 * A replica being mapped, made or collapsed is busy.  The shrinker
+	 * leaves it where it is; a policy switch, walking each list once,
+	 * moves it and those it keeps behind the ones it has yet to see.
+	 */
+	if (!folio_trylock(replica)) {
+		isolate->busy = true;
+		return isolate->second_chance ? LRU_SKIP : LRU_ROTATE;
+	}
+	if (replica_info(replica)->kinds & isolate->keep_kinds) {
+		folio_unlock(replica);
+		return LRU_ROTATE;
+	}
+	list_lru_isolate_move(list, item, &isolate->dispose);
+	return LRU_REMOVED;
+}
+
+/*
+ * Unmap and release the locked replicas isolated from the LRU.  An mlocked
+ * mapping loses its replica too: its next access maps the original, which
+ * is as resident.  Returns how many were released.
+ */
+static unsigned long replica_dispose(struct list_head *dispose)
+{
+	struct folio *replica, *next;
+	unsigned long released = 0;
+
+	list_for_each_entry_safe(replica, next, dispose, lru) {
+		/* The inode cannot go while we hold a replica of it locked. */
+		struct address_space *mapping = replica->mapping;
+
+		list_del_init(&replica->lru);
+		replica_unlink(READ_ONCE(mapping->i_replicas), replica, false);
+		if (folio_mapped(replica))
+			try_to_unmap(replica, TTU_SYNC | TTU_IGNORE_MLOCK);
+		/* What the rmap walk could not unmap, the range zap does. */
+		if (folio_mapped(replica))
+			unmap_mapping_pages(mapping, replica->index, 1, false);
+		VM_WARN_ON_ONCE_FOLIO(folio_mapped(replica), replica);
+		replica_release(replica);
+		released++;
+	}
+	count_vm_events(REPLICA_RECLAIM, released);
+	/*
+	 * Reclaim counts only what its own LRUs and the slab give back: tell
+	 * it, or kswapd sees no progress, gives the node up, and allocations
+	 * fall to the OOM killer with replicas still there to take.
+	 */
+	mm_account_reclaimed_pages(released);
+	return released;
+}
+
+static unsigned long replica_shrink_count(struct shrinker *shrinker,
+					  struct shrink_control *sc)
+{
+	unsigned long count = 0;
+	int tier;
+
+	for (tier = 0; tier < REPLICA_NR_TIERS; tier++)
+		count += list_lru_shrink_count(&replica_lru[tier], sc);
+	return count ? count : SHRINK_EMPTY;
+}
+
+/*
+ * A clock over each tier: a replica referenced since the last scan is
+ * passed over once, its bit cleared, so the walk may go round a list once
+ * before it frees what it was asked for.  Stopping after nr_to_scan
+ * entries instead would let a node whose replicas were all used recently
+ * see the shrinker come back empty-handed, several times over, while
+ * reclaim takes page cache that costs I/O to read again; a replica costs
+ * a copy.  The first tier gives all it can before the last is scanned.
+ */
+static unsigned long replica_shrink_scan(struct shrinker *shrinker,
+					 struct shrink_control *sc)
+{
+	struct replica_isolate isolate = { .second_chance = true };
+	unsigned long want = sc->nr_to_scan, freed = 0;
+	int tier;
+
+	INIT_LIST_HEAD(&isolate.dispose);
+	for (tier = 0; tier < REPLICA_NR_TIERS && freed < want; tier++) {
+		struct list_lru *lru = &replica_lru[tier];
+		unsigned long left = list_lru_shrink_count(lru, sc) + want;
+
+		while (left && freed < want) {
+			unsigned long batch = min(want - freed, left);
+			unsigned long walk = batch;
+
+			list_lru_walk_one(lru, sc->nid, sc->memcg,
+					  replica_isolate, &isolate, &walk);
+			freed += replica_dispose(&isolate.dispose);
+			/* A walk that stopped early took all it could. */
+			if (walk)
+				break;
+			left -= batch;
+		}
+	}
+	return freed;
+}
+
+/*
+ * Walk one list once, in batches: what the walk keeps or finds busy is
+ * rotated behind what it has yet to see, so the walk ends even when it
+ * keeps thousands.
+ */
+static void replica_drop_list(struct list_lru *lru, int nid,
+			      struct mem_cgroup *memcg,
+			      struct replica_isolate *isolate)
+{
+	unsigned long left = list_lru_count_one(lru, nid, memcg);
+
+	while (left) {
+		unsigned long batch = min(left, 1024UL), walk = batch;
+
+		list_lru_walk_one(lru, nid, memcg, replica_isolate, isolate,
+				  &walk);
+		replica_dispose(&isolate->dispose);
+		cond_resched();
+		/* A walk that stopped early found the list shorter. */
+		if (walk)
+			break;
+		left -= batch;
+	}
+}
+
+/**
+ * replica_drop_kinds - free the replicas a new policy does not make
+ * @keep_kinds: REPLICA_KIND_* of the replicas to keep; 0 frees them all
+ *
+ * Used when the policy changes; the caller has published the new policy
+ * and issued a full barrier, so that a replica made for the old policy
+ * after this walk removes itself.  Returns once every replica it could
+ * not take at once (a fault, a collapse or the shrinker held it) was
+ * looked at again; with @keep_kinds 0, once no replica is left.
+ */
+void replica_drop_kinds(unsigned int keep_kinds)
+{
+	struct replica_isolate isolate = { .keep_kinds = keep_kinds };
+	struct mem_cgroup *memcg;
+	int tier, nid;
+
+	INIT_LIST_HEAD(&isolate.dispose);
+	for (;;) {
+		isolate.busy = false;
+		for (tier = 0; tier < REPLICA_NR_TIERS; tier++) {
+			for_each_online_node(nid) {
+				memcg = mem_cgroup_iter(NULL, NULL, NULL);
+				do {
+					replica_drop_list(&replica_lru[tier],
+							  nid, memcg, &isolate);
+				} while ((memcg = mem_cgroup_iter(NULL, memcg,
+								  NULL)));
+			}
+		}
+		if (keep_kinds ? !isolate.busy : !atomic_long_read(&replica_count))
+			break;
+		/* Wait for whoever holds the last ones to let go. */
+		schedule_timeout_uninterruptible(1);
+	}
+}
+
+/**
+ * replica_reclaim_init - set up the replica LRUs and their shrinker
+ *
+ * Return: 0, or a negative errno.
+ */
+int replica_reclaim_init(void)
+{
+	struct shrinker *shrinker;
+	int tier, err;
+
+	replica_info_cache = KMEM_CACHE(replica_info, SLAB_ACCOUNT);
+	if (!replica_info_cache)
+		return -ENOMEM;
+	shrinker = shrinker_alloc(SHRINKER_NUMA_AWARE | SHRINKER_MEMCG_AWARE,
+				  "replica");
+	if (!shrinker)
+		goto fail_cache;
+	for (tier = 0; tier < REPLICA_NR_TIERS; tier++) {
+		err = list_lru_init_memcg(&replica_lru[tier], shrinker);
+		if (err) {
+			while (tier--)
+				list_lru_destroy(&replica_lru[tier]);
+			shrinker_free(shrinker);
+			goto fail_cache;
+		}
+	}
+	shrinker->count_objects = replica_shrink_count;
+	shrinker->scan_objects = replica_shrink_scan;
+	/* A replica costs one page copy to make again: give them back first. */
+	shrinker->seeks = 0;
+	shrinker_register(shrinker);
+	return 0;
+
+fail_cache:
+	kmem_cache_destroy(replica_info_cache);
+	return -ENOMEM;
+}
+

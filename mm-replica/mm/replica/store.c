@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NUMA page-cache replication: the replica store, and making, counting
+ * and releasing replicas.
+ *
+ * A replica is an order-0 folio, allocated on one node, holding a copy of
+ * an uptodate page-cache folio (its original) of a file that nobody can
+ * write.  It is never in i_pages and never on an LRU list: the store (per
+ * mapping, per node, by index) owns one reference on it and it owns one
+ * reference on its original, so the original stays in the page cache while
+ * it has replicas (reclaim and invalidation leave it alone).  Originals that
+ * must stay migratable (CMA, ZONE_MOVABLE, isolated for offlining) are not
+ * replicated.  folio->mapping and folio->index are those of the original,
+ * so that the file rmap finds its mappings; folio->private points at its
+ * struct replica_info; folio->lru links it on the shrinker's list.  Where
+ * a node has no replica of a page yet, its store may hold instead a value
+ * entry counting the remote read(2)s of that page.
+ *
+ * Whoever removes a replica from the store holds its folio lock and unmaps
+ * it before releasing it; whoever maps it holds the lock and finds it still
+ * in the store.  That is what keeps a replica that is being removed from
+ * being mapped again.  read(2) copies from a replica it found in the store
+ * without locking it: such a copy overlaps the writer that removes it.
+ *
+ * A replica may exist only while the file has no writer: not open for
+ * write, not mapped shared and writable, and not being truncated or
+ * invalidated (i_replica_block).  Writers make themselves visible and then,
+ * after a full barrier, remove every replica; a creator publishes its
+ * replica and then, after a full barrier, checks for writers and removes
+ * its replica again if it finds one.  One of the two always sees the other,
+ * as for the huge page cache of CONFIG_READ_ONLY_THP_FOR_FS.
+ */
+
+#include <linux/fs.h>
+#include <linux/list_lru.h>
+#include <linux/memcontrol.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/pagemap.h>
+#include <linux/slab.h>
+#include <linux/vmstat.h>
+
+#include "internal.h"
+
+/*
+ * Replicas are an optimisation: take them only from the target node's free
+ * memory (no reclaim, no kswapd wake-up, no warning), as reclaimable rather
+ * than movable memory, since they cannot be migrated but can be shrunk.
+ */
+#define REPLICA_GFP	((GFP_HIGHUSER | __GFP_RECLAIMABLE | __GFP_THISNODE | \
+			  __GFP_NORETRY | __GFP_NOWARN) & ~__GFP_RECLAIM)
+/* The store's own memory, charged to the task that makes the replica. */
+#define REPLICA_META_GFP	(GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)
+
+struct kmem_cache *replica_info_cache;
+/* Replicas in all stores, exactly: the node counters drift per CPU. */
+atomic_long_t replica_count = ATOMIC_LONG_INIT(0);
+
+/*
+ * Whether @nid takes a new replica: above its high watermark, so that a
+ * replica never pushes a node towards reclaim, and under its cap.
+ */
+bool replica_node_has_room(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long free = 0, high = 0, managed = 0;
+	unsigned int max_percent = READ_ONCE(replica_max_percent);
+	int z;
+
+	for (z = 0; z <= ZONE_NORMAL; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (!managed_zone(zone))
+			continue;
+		free += zone_page_state(zone, NR_FREE_PAGES);
+		high += high_wmark_pages(zone);
+		managed += zone_managed_pages(zone);
+	}
+	if (free <= high)
+		return false;
+	return node_page_state(pgdat, NR_REPLICA_PAGES) * 100 <
+		(u64)managed * max_percent;
+}
+
+struct replica_tree *replica_tree_get(struct address_space *mapping)
+{
+	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
+	struct replica_tree *old;
+	int nid;
+
+	if (tree)
+		return tree;
+	tree = kmalloc(struct_size(tree, nodes, nr_node_ids), REPLICA_META_GFP);
+	if (!tree)
+		return NULL;
+	for (nid = 0; nid < nr_node_ids; nid++)
+		xa_init(&tree->nodes[nid]);
+	old = cmpxchg(&mapping->i_replicas, NULL, tree);
+	if (old) {
+		kfree(tree);
+		return old;
+	}
+	return tree;
+}
+
+/*
+ * Take a reference on the replica of @index on @nid, if any.  The store
+ * holds a reference until the replica is removed, so a replica that is
+ * still in the store after we got ours is the one we looked up.
+ */
+struct folio *replica_find_get(struct replica_tree *tree, int nid,
+			       pgoff_t index)
+{
+	struct xarray *xa = &tree->nodes[nid];
+	struct folio *replica;
+
+	rcu_read_lock();
+repeat:
+	replica = xa_load(xa, index);
+	if (xa_is_value(replica)) {
+		replica = NULL;
+	} else if (replica) {
+		if (!folio_try_get(replica))
+			goto repeat;
+		if (unlikely(replica != xa_load(xa, index))) {
+			folio_put(replica);
+			goto repeat;
+		}
+	}
+	rcu_read_unlock();
+	return replica;
+}
+
+/* Remove a locked replica from the store and, if it is there, its LRU. */
+void replica_unlink(struct replica_tree *tree, struct folio *replica,
+		    bool on_lru)
+{
+	int nid = folio_nid(replica);
+
+	xa_erase(&tree->nodes[nid], replica->index);
+	if (on_lru)
+		list_lru_del(&replica_lru[replica_info(replica)->tier],
+			     &replica->lru, nid, folio_memcg(replica));
+	mod_node_page_state(folio_pgdat(replica), NR_REPLICA_PAGES, -1);
+	atomic_long_dec(&replica_count);
+}
+
+/*
+ * Release a locked replica that is out of the store and mapped nowhere:
+ * drop its hold on the original and the store's reference.  Whoever still
+ * holds a reference (a GUP pin, a TLB batch, a read(2)) frees it later.
+ */
+void replica_release(struct folio *replica)
+{
+	struct replica_info *info = replica_info(replica);
+
+	replica->mapping = NULL;
+	replica->private = NULL;
+	folio_unlock(replica);
+	folio_put(info->original);
+	kmem_cache_free(replica_info_cache, info);
+	folio_put(replica);
+}
+
+/* Whether a replica of @original published for @policy must go again. */
+static bool replica_refused(struct folio *original,
+			    const struct replica_policy *policy)
+{
+	/*
+	 * Pairs with the full barrier of a writer between making itself
+	 * visible and looking for replicas, and with the one of a policy
+	 * switch between publishing the new policy and dropping replicas:
+	 * either they find this replica, or we find them.
+	 */
+	smp_mb();
+	/*
+	 * A pin for DMA may write the original after its mapping and file
+	 * are gone; a new pin needs a writable mapping, which is a writer.
+	 */
+	return replica_writers(original->mapping) ||
+	       folio_maybe_dma_pinned(original) ||
+	       rcu_access_pointer(replica_current) != policy;
+}
+
+/*
+ * Publish @replica at @index on @nid, replacing a read count there.
+ * Returns false if another replica got there first.
+ */
+static bool replica_store_insert(struct replica_tree *tree, int nid,
+				 pgoff_t index, struct folio *replica)
+{
+	struct xarray *xa = &tree->nodes[nid];
+	void *old = NULL, *found;
+
+	for (;;) {
+		found = xa_cmpxchg(xa, index, old, replica, REPLICA_META_GFP);
+		if (found == old)
+			return true;
+		if (xa_is_err(found) || !xa_is_value(found))
+			return false;
+		old = found;
+	}
+}
+
+/*
+ * Make the replica of the locked @original on @req->nid.  Return it locked
+ * and with a reference for the caller, or NULL.
+ */
+struct folio *replica_create(struct replica_tree *tree, struct folio *original,
+			     const struct replica_request *req,
+			     const struct replica_policy *policy,
+			     enum replica_tier tier)
+{
+	struct address_space *mapping = original->mapping;
+	struct mm_struct *mm = req->vma ? req->vma->vm_mm : NULL;
+	struct replica_info *info;
+	struct folio *replica;
+
+	info = kmem_cache_alloc(replica_info_cache, REPLICA_META_GFP);
+	if (!info)
+		goto fail;
+	replica = __folio_alloc_node(REPLICA_GFP, 0, req->nid);
+	if (!replica)
+		goto fail_info;
+	if (mem_cgroup_charge(replica, mm, REPLICA_GFP))
+		goto fail_put;
+	if (IS_ENABLED(CONFIG_MEMCG) && folio_memcg(replica) &&
+	    memcg_list_lru_alloc(folio_memcg(replica), &replica_lru[tier],
+				 REPLICA_META_GFP))
+		goto fail_put;
+
+	folio_copy(replica, original);
+	__folio_set_locked(replica);
+	__folio_mark_uptodate(replica);
+	INIT_LIST_HEAD(&replica->lru);
+	replica->mapping = mapping;
+	replica->index = original->index;
+	info->original = original;
+	info->tier = tier;
+	info->kinds = req->kinds;
+	replica->private = info;
+	folio_get(original);
+
+	if (!replica_store_insert(tree, req->nid, replica->index, replica)) {
+		replica_release(replica);
+		count_vm_event(REPLICA_ALLOC_FAIL);
+		return NULL;
+	}
+	list_lru_add(&replica_lru[tier], &replica->lru, req->nid,
+		     folio_memcg(replica));
+	mod_node_page_state(NODE_DATA(req->nid), NR_REPLICA_PAGES, 1);
+	atomic_long_inc(&replica_count);
+
+	if (replica_refused(original, policy)) {
+		replica_unlink(tree, replica, true);
+		replica_release(replica);
+		return NULL;
+	}
+	count_vm_event(REPLICA_ALLOC);
+	folio_get(replica);
+	return replica;
+
+fail_put:
+	folio_put(replica);
+fail_info:
+	kmem_cache_free(replica_info_cache, info);
+fail:
+	count_vm_event(REPLICA_ALLOC_FAIL);
+	return NULL;
+}
+
+/*
+ * Count a remote read of @index by @nid; returns the count so far, or 0 if
+ * a replica appeared meanwhile or the count could not be kept.
+ */
+unsigned long replica_count_read(struct replica_tree *tree, int nid,
+				 pgoff_t index)
+{
+	struct xarray *xa = &tree->nodes[nid];
+	unsigned long count;
+	void *old, *found;
+
+	old = xa_load(xa, index);
+	for (;;) {
+		if (old && !xa_is_value(old))
+			return 0;
+		count = old ? xa_to_value(old) + 1 : 1;
+		found = xa_cmpxchg(xa, index, old, xa_mk_value(count),
+				   REPLICA_META_GFP);
+		if (found == old)
+			return count;
+		if (xa_is_err(found))
+			return 0;
+		old = found;
+	}
+}
+
+#ifdef CONFIG_MM_REPLICA_KUNIT_TEST
+#include "tests/store-kunit.h"
+#endif
