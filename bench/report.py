@@ -226,19 +226,26 @@ def sdet(out, summary, f):
             "instruction fetches that reach memory, remote share; text "
             "pages of a shell and a program on each node afterwards, "
             "node-local share (pagenodes: move_pages(2)); replica pages at the "
-            "end, against all file pages (/proc/vmstat).\n\n"
+            "end, against all file pages (/proc/vmstat); the fewest and most "
+            "instructions a vCPU ran: the scripts are the same in every "
+            "run, so these show how much the work itself varies from boot "
+            "to boot.\n\n"
             "| preset | policy | scripts/s | gain | remote ifetch | "
-            "local text pages | replica pages / file pages |\n"
-            "|---|---|---:|---:|---:|---:|---:|\n")
+            "local text pages | replica pages / file pages | "
+            "vCPU instructions (M) |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|\n")
     for preset in SDET_PRESETS:
         for policy in SDET_POLICIES:
             local, total = text[preset, policy]
             gain = 100.0 * (thr[preset, policy] / thr[preset, "none"] - 1)
+            insns = [c["insns"] / 1e6
+                     for c in runs[preset, policy][1].values()]
             f.write(f"| {preset} | {policy} | {thr[preset, policy]:.1f} | "
                     f"{gain:+.1f}% | {ifetch[preset, policy]:.1f}% | "
                     f"{100.0 * local / max(total, 1):.1f}% "
                     f"({local}/{total}) | {memory[preset, policy][0]} / "
-                    f"{memory[preset, policy][1]} |\n")
+                    f"{memory[preset, policy][1]} | "
+                    f"{min(insns):.0f} to {max(insns):.0f} |\n")
     return runs
 
 

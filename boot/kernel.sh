@@ -3,8 +3,8 @@
 #
 # Usage: kernel.sh <cache-dir> <repo-dir> <flavour> <log>
 #   debug:   base + replica + debug fragments (what `make check` boots)
-#   bench:   base + replica, no debugging (what `make bench` measures)
-#   vanilla: base alone, on the pristine tree (bench's reference)
+#   bench:   base + replica + bench, no debugging (what `make bench` measures)
+#   vanilla: base + bench, on the pristine tree (bench's reference)
 set -euo pipefail
 
 cache=$1
@@ -17,8 +17,8 @@ cfg=$cache/build/.config-$flavour
 
 case $flavour in
 debug)	frags=(base replica debug) ;;
-bench)	frags=(base replica) ;;
-vanilla) frags=(base)
+bench)	frags=(base replica bench) ;;
+vanilla) frags=(base bench)
 	tree=$("$repo/boot/vanilla-tree.sh" "$cache") ;;
 *)	echo "kernel: unknown flavour '$flavour'" >&2; exit 2 ;;
 esac
