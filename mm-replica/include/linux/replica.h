@@ -99,9 +99,13 @@ struct replica_policy {
 
 #ifdef CONFIG_MM_REPLICA
 
+/* The policy registry: mm/replica/policy.c */
+
 DECLARE_STATIC_KEY_FALSE(replica_active);
 
 int replica_policy_register(struct replica_policy *policy);
+
+/* The replica store: mm/replica/store.c */
 
 /**
  * replica_mapping_init - initialise the replication state of a mapping
@@ -114,6 +118,84 @@ static inline void replica_mapping_init(struct address_space *mapping)
 }
 
 void replica_mapping_release(struct address_space *mapping);
+
+/* What writers call: mm/replica/collapse.c */
+
+void __replica_collapse_for_write(struct address_space *mapping);
+
+/**
+ * replica_collapse_for_write - drop every replica of a file opened for write
+ * @mapping: the file's mapping
+ *
+ * Context: the caller has made itself visible as a writer with a fully
+ * ordered increment of i_writecount (get_write_access()).
+ */
+static inline void replica_collapse_for_write(struct address_space *mapping)
+{
+	if (static_branch_unlikely(&replica_active))
+		__replica_collapse_for_write(mapping);
+}
+
+void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
+			      pgoff_t last);
+
+/**
+ * replica_block_begin - stop replication of a mapping while it changes
+ * @mapping: the mapping about to be truncated or invalidated
+ * @first: first index that changes
+ * @last: last index that changes, inclusive
+ *
+ * Removes the replicas of [@first, @last] and keeps new replicas of the
+ * whole mapping from being made until replica_block_end().  Not behind the
+ * static key: a truncation that began while replication was off must still
+ * hold off the replicas of a policy switched on meanwhile.
+ */
+static inline void replica_block_begin(struct address_space *mapping,
+				       pgoff_t first, pgoff_t last)
+{
+	atomic_inc(&mapping->i_replica_block);
+	/* Pairs with the full barrier of a replica maker after publishing. */
+	smp_mb__after_atomic();
+	if (READ_ONCE(mapping->i_replicas))
+		__replica_collapse_range(mapping, first, last);
+}
+
+/**
+ * replica_block_end - allow replication again after replica_block_begin()
+ * @mapping: the mapping
+ */
+static inline void replica_block_end(struct address_space *mapping)
+{
+	atomic_dec(&mapping->i_replica_block);
+}
+
+void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
+			     pgoff_t last);
+
+/**
+ * replica_drop_unmapped - free the unmapped replicas of a range
+ * @mapping: the mapping being invalidated
+ * @first: first index
+ * @last: last index, inclusive
+ *
+ * A replica holds a reference on its original; dropping the replicas that
+ * nobody maps lets invalidate_mapping_pages() evict the originals.
+ */
+static inline void replica_drop_unmapped(struct address_space *mapping,
+					 pgoff_t first, pgoff_t last)
+{
+	if (READ_ONCE(mapping->i_replicas))
+		__replica_drop_unmapped(mapping, first, last);
+}
+
+/* madvise(): mm/replica/advice.c */
+
+int replica_madvise(struct vm_area_struct *vma, unsigned long *vm_flags,
+		    int advice);
+void replica_madvise_done(struct vm_area_struct *vma, unsigned long start,
+			  unsigned long end, int advice);
+
+/* The fault path: mm/replica/fault.c */
 
 void __replica_fault(struct vm_fault *vmf);
 
@@ -200,6 +282,8 @@ static inline void replica_fault_around_done(struct folio *mapped,
 	}
 }
 
+/* The read path: mm/replica/read.c */
+
 /**
  * struct replica_read - replication state of one read(2) or splice
  * @nid: node whose replicas to read, or NUMA_NO_NODE to read originals
@@ -253,82 +337,36 @@ static inline struct folio *replica_read_folio(struct folio *original,
 	return __replica_read_folio(original, rr);
 }
 
-void __replica_collapse_for_write(struct address_space *mapping);
-
-/**
- * replica_collapse_for_write - drop every replica of a file opened for write
- * @mapping: the file's mapping
- *
- * Context: the caller has made itself visible as a writer with a fully
- * ordered increment of i_writecount (get_write_access()).
- */
-static inline void replica_collapse_for_write(struct address_space *mapping)
-{
-	if (static_branch_unlikely(&replica_active))
-		__replica_collapse_for_write(mapping);
-}
-
-void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
-			      pgoff_t last);
-
-/**
- * replica_block_begin - stop replication of a mapping while it changes
- * @mapping: the mapping about to be truncated or invalidated
- * @first: first index that changes
- * @last: last index that changes, inclusive
- *
- * Removes the replicas of [@first, @last] and keeps new replicas of the
- * whole mapping from being made until replica_block_end().  Not behind the
- * static key: a truncation that began while replication was off must still
- * hold off the replicas of a policy switched on meanwhile.
- */
-static inline void replica_block_begin(struct address_space *mapping,
-				       pgoff_t first, pgoff_t last)
-{
-	atomic_inc(&mapping->i_replica_block);
-	/* Pairs with the full barrier of a replica maker after publishing. */
-	smp_mb__after_atomic();
-	if (READ_ONCE(mapping->i_replicas))
-		__replica_collapse_range(mapping, first, last);
-}
-
-/**
- * replica_block_end - allow replication again after replica_block_begin()
- * @mapping: the mapping
- */
-static inline void replica_block_end(struct address_space *mapping)
-{
-	atomic_dec(&mapping->i_replica_block);
-}
-
-void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
-			     pgoff_t last);
-
-/**
- * replica_drop_unmapped - free the unmapped replicas of a range
- * @mapping: the mapping being invalidated
- * @first: first index
- * @last: last index, inclusive
- *
- * A replica holds a reference on its original; dropping the replicas that
- * nobody maps lets invalidate_mapping_pages() evict the originals.
- */
-static inline void replica_drop_unmapped(struct address_space *mapping,
-					 pgoff_t first, pgoff_t last)
-{
-	if (READ_ONCE(mapping->i_replicas))
-		__replica_drop_unmapped(mapping, first, last);
-}
-
-int replica_madvise(struct vm_area_struct *vma, unsigned long *vm_flags,
-		    int advice);
-void replica_madvise_done(struct vm_area_struct *vma, unsigned long start,
-			  unsigned long end, int advice);
-
 #else /* !CONFIG_MM_REPLICA */
+
+/* The replica store: mm/replica/store.c */
 
 static inline void replica_mapping_init(struct address_space *mapping) { }
 static inline void replica_mapping_release(struct address_space *mapping) { }
+
+/* What writers call: mm/replica/collapse.c */
+
+static inline void replica_collapse_for_write(struct address_space *mapping) { }
+static inline void replica_block_begin(struct address_space *mapping,
+				       pgoff_t first, pgoff_t last) { }
+static inline void replica_block_end(struct address_space *mapping) { }
+static inline void replica_drop_unmapped(struct address_space *mapping,
+					 pgoff_t first, pgoff_t last) { }
+
+/* madvise(): mm/replica/advice.c */
+
+static inline int replica_madvise(struct vm_area_struct *vma,
+				  unsigned long *vm_flags, int advice)
+{
+	return -EINVAL;
+}
+
+static inline void replica_madvise_done(struct vm_area_struct *vma,
+					unsigned long start, unsigned long end,
+					int advice) { }
+
+/* The fault path: mm/replica/fault.c */
+
 static inline void replica_fault(struct vm_fault *vmf) { }
 
 struct replica_around { };
@@ -350,6 +388,8 @@ replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
 static inline void replica_fault_around_done(struct folio *mapped,
 					     struct folio *original) { }
 
+/* The read path: mm/replica/read.c */
+
 struct replica_read { };
 
 static inline void replica_read_start(struct file *file,
@@ -359,22 +399,6 @@ static inline struct folio *replica_read_folio(struct folio *original,
 {
 	return NULL;
 }
-
-static inline void replica_collapse_for_write(struct address_space *mapping) { }
-static inline void replica_block_begin(struct address_space *mapping,
-				       pgoff_t first, pgoff_t last) { }
-static inline void replica_block_end(struct address_space *mapping) { }
-static inline void replica_drop_unmapped(struct address_space *mapping,
-					 pgoff_t first, pgoff_t last) { }
-static inline int replica_madvise(struct vm_area_struct *vma,
-				  unsigned long *vm_flags, int advice)
-{
-	return -EINVAL;
-}
-
-static inline void replica_madvise_done(struct vm_area_struct *vma,
-					unsigned long start, unsigned long end,
-					int advice) { }
 
 #endif /* CONFIG_MM_REPLICA */
 #endif /* _LINUX_REPLICA_H */

@@ -15,6 +15,22 @@
 #include <linux/xarray.h>
 #include <uapi/linux/magic.h>
 
+/* The policy registry: mm/replica/policy.c */
+
+#define REPLICA_POLICY_NAME_MAX	32
+
+extern const struct replica_policy __rcu *replica_current;
+extern struct replica_policy replica_policy_none;
+extern unsigned int replica_max_percent;
+extern unsigned int replica_read_threshold;
+
+extern struct mutex replica_policy_mutex;
+extern struct list_head replica_policies;
+
+struct replica_policy *replica_policy_find(const char *name);
+
+/* The replica store: mm/replica/store.c */
+
 /**
  * struct replica_tree - the replicas of one mapping
  * @rcu: frees the tree after the last lockless lookup
@@ -40,7 +56,6 @@ struct replica_info {
 };
 
 extern struct kmem_cache *replica_info_cache;
-extern struct list_lru replica_lru[REPLICA_NR_TIERS];
 extern atomic_long_t replica_count;
 
 static inline struct replica_info *replica_info(struct folio *replica)
@@ -123,17 +138,10 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 unsigned long replica_collapse_range(struct address_space *mapping,
 				     pgoff_t first, pgoff_t last);
 
-#define REPLICA_POLICY_NAME_MAX	32
+/* Reclaim: mm/replica/reclaim.c */
 
-extern const struct replica_policy __rcu *replica_current;
-extern struct replica_policy replica_policy_none;
-extern unsigned int replica_max_percent;
-extern unsigned int replica_read_threshold;
+extern struct list_lru replica_lru[REPLICA_NR_TIERS];
 
-extern struct mutex replica_policy_mutex;
-extern struct list_head replica_policies;
-
-struct replica_policy *replica_policy_find(const char *name);
 void replica_drop_kinds(unsigned int keep_kinds);
 int replica_reclaim_init(void);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NUMA page-cache replication: the replica store, and making, counting
- * and releasing replicas.
+ * NUMA page-cache replication: the replica store, and making, counting,
+ * collapsing and releasing replicas.
  *
  * A replica is an order-0 folio, allocated on one node, holding a copy of
  * an uptodate page-cache folio (its original) of a file that nobody can
@@ -37,6 +37,7 @@
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/vmstat.h>
 
@@ -51,6 +52,8 @@
 			  __GFP_NORETRY | __GFP_NOWARN) & ~__GFP_RECLAIM)
 /* The store's own memory, charged to the task that makes the replica. */
 #define REPLICA_META_GFP	(GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)
+/* Replicas locked and unmapped in one go by a collapse. */
+#define REPLICA_COLLAPSE_BATCH		32
 
 struct kmem_cache *replica_info_cache;
 /* Replicas in all stores, exactly: the node counters drift per CPU. */
@@ -293,6 +296,118 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 			return 0;
 		old = found;
 	}
+}
+
+/*
+ * Take what the store of @nid holds at @index out of it: forget a read
+ * count; lock a replica, unlink it and return it, referenced.
+ */
+static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
+					   pgoff_t index, void *entry)
+{
+	struct folio *replica;
+
+	if (xa_is_value(entry)) {
+		xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
+		return NULL;
+	}
+	replica = replica_find_get(tree, nid, index);
+	if (!replica)
+		return NULL;
+	folio_lock(replica);
+	if (!replica_in_store(tree, replica, nid, index)) {
+		folio_unlock(replica);
+		folio_put(replica);
+		return NULL;
+	}
+	replica_unlink(tree, replica, true);
+	return replica;
+}
+
+/*
+ * Remove every replica of [@first, @last] from the store, unmap it and
+ * release it, and forget the read counts there.  Returns how many replicas
+ * were removed.
+ */
+unsigned long replica_collapse_range(struct address_space *mapping,
+				     pgoff_t first, pgoff_t last)
+{
+	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
+	struct folio *batch[REPLICA_COLLAPSE_BATCH];
+	unsigned long collapsed = 0;
+	int nid, n, i;
+
+	if (!tree)
+		return 0;
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		struct xarray *xa = &tree->nodes[nid];
+		pgoff_t index = first;
+		bool more = true;
+
+		while (more) {
+			struct folio *replica;
+			void *entry;
+
+			for (n = 0; n < REPLICA_COLLAPSE_BATCH; ) {
+				entry = xa_find(xa, &index, last, XA_PRESENT);
+				if (!entry) {
+					more = false;
+					break;
+				}
+				replica = replica_collapse_take(tree, nid, index,
+								entry);
+				if (replica)
+					batch[n++] = replica;
+				if (index == last) {
+					more = false;
+					break;
+				}
+				index++;
+			}
+			if (!n)
+				continue;
+			/*
+			 * Nobody maps a replica that is out of the store, and
+			 * the rmap walk reaches a task that forked from one
+			 * that mapped it after it reached the parent.
+			 */
+			unmap_mapping_pages(mapping, batch[0]->index,
+					    batch[n - 1]->index -
+					    batch[0]->index + 1, false);
+			for (i = 0; i < n; i++) {
+				replica = batch[i];
+				replica_release(replica);
+				folio_put(replica);
+			}
+			collapsed += n;
+			cond_resched();
+		}
+	}
+	count_vm_events(REPLICA_COLLAPSE, collapsed);
+	return collapsed;
+}
+
+/**
+ * replica_mapping_release - free the replication state of a dying inode
+ * @mapping: the address_space of an inode being cleared
+ *
+ * truncate_inode_pages_final() removed the replicas of every original in
+ * the page cache.  A replica whose original left it by another way (memory
+ * failure removes a poisoned original whatever holds it) is still in the
+ * store: nothing maps it any more, release it now.
+ */
+void replica_mapping_release(struct address_space *mapping)
+{
+	struct replica_tree *tree = mapping->i_replicas;
+	int nid;
+
+	if (!tree)
+		return;
+	replica_collapse_range(mapping, 0, ULONG_MAX);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		xa_destroy(&tree->nodes[nid]);
+	mapping->i_replicas = NULL;
+	kfree_rcu(tree, rcu);
 }
 
 #ifdef CONFIG_MM_REPLICA_KUNIT_TEST
