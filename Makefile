@@ -10,6 +10,8 @@
 #   make bench        the benchmarks under the NUMA model: out/bench/report.md
 #   make model        build the NUMA model plugin (bench/numa-model); make
 #                     check validates it in a guest before the selftests
+#   make series       the upstream patch series and its cover letter:
+#                     out/series/ (quotes the latest make bench and check)
 #   make kernel | selftests | image | lint | clean | distclean
 
 CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/numa-replica
@@ -29,7 +31,7 @@ export NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND ADD RUN TIMEOUT QEMU_OPTS 
 .NOTPARALLEL:
 .PHONY: all deps tree kernel selftests mm-selftests initramfs image check \
 	model bench soak run guest \
-	lint clean distclean
+	lint series clean distclean
 
 all: check
 
@@ -131,6 +133,11 @@ guest: kernel image
 
 lint: tree
 	@boot/lint.sh $(CACHE) $(CURDIR)
+
+# The upstream series (steps in mm-replica/steps), checked: git am onto
+# pristine, checkpatch --strict, and a kernel build after every patch.
+series: tree
+	@boot/series.py $(CACHE) $(CURDIR) $(OUT)/series $(SERIES_FLAGS)
 
 clean:
 	rm -rf $(OUT) $(CACHE)/build

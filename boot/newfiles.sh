@@ -9,7 +9,7 @@ cd "${1:-$(dirname "$0")/..}"
 find mm-replica policies Documentation selftests -type f 2>/dev/null |
 LC_ALL=C sort | while read -r f; do
 	case "$f" in
-	mm-replica/*.patch|mm-replica/series|*/README*) continue ;;
+	mm-replica/*.patch|mm-replica/series|mm-replica/steps|*/README*) continue ;;
 	mm-replica/*)	rel=${f#mm-replica/} ;;
 	policies/*)	rel=mm/replica/policies/${f#policies/} ;;
 	selftests/*)	rel=tools/testing/selftests/replica/${f#selftests/} ;;
