@@ -302,9 +302,10 @@ class Series:
         with open(os.path.join(self.tree, "MAINTAINERS")) as f:
             final_maint = f.read()
         pristine_maint = self.git(work, "show", f"{self.base}:MAINTAINERS")
-        present = set()
+        present, patched = set(), set()
         for n, step in enumerate(self.steps, 1):
             for name, only in step["patches"].items():
+                patched |= set(only or patch_files(self.patch_path(name)))
                 diff = patch_subset(self.patch_path(name), only)
                 res = subprocess.run(["git", "-C", work, "apply", "--index"],
                                      input=diff, text=True,
@@ -316,11 +317,8 @@ class Series:
                                      "apply")
             present |= set(step["new"])
             self.install(work, present)
-            paths = set(present)
-            for s in self.steps[:n]:
-                for name, only in s["patches"].items():
-                    paths |= set(only or patch_files(self.patch_path(name)))
-            maint = cut_maintainers(final_maint, pristine_maint, paths)
+            maint = cut_maintainers(final_maint, pristine_maint,
+                                    present | patched)
             with open(os.path.join(work, "MAINTAINERS"), "w") as f:
                 f.write(maint)
             self.git(work, "add", "-A", "-f")
