@@ -505,10 +505,12 @@ Policies and interfaces
 - private: every MAP_PRIVATE file mapping (the 2003 RFC)
 - readonly: files nobody can write, mapped or read with read(2)
 - madvise: only ranges opted in with MADV_REPLICATE
-replica_policy= at boot, /sys/kernel/mm/replica/{{policy,max_percent,
-read_threshold}}, MADV_REPLICATE / MADV_NOREPLICATE, counters in
-/proc/vmstat (nr_replica_pages, replica_alloc, replica_alloc_fail,
-replica_map, replica_read, replica_collapse, replica_reclaim).
+The policy is chosen with replica_policy= at boot and switched at run
+time in /sys/kernel/mm/replica/policy, beside max_percent and
+read_threshold; applications opt ranges in and out with MADV_REPLICATE
+and MADV_NOREPLICATE; /proc/vmstat counts nr_replica_pages,
+replica_alloc, replica_alloc_fail, replica_map, replica_read,
+replica_collapse and replica_reclaim.
 
 Figures
 -------
@@ -525,9 +527,11 @@ remote/local 1.61, and NUMA-Q, 10).
   share of user instruction fetches {s['sdet_remote_ifetch_pct_text']:.1f}%
   (none: {s['sdet_remote_ifetch_pct_none']:.1f}%).
 - Modelled throughput gain with text: {s['sdet_gain_modern_pct']:+.1f}%
-  (modern), {s['sdet_gain_numaq_pct']:+.1f}% (NUMA-Q).  The model's caches
-  keep most text close: remote user instruction fetches are a small share
-  of the modelled time, and the gain is within the run-to-run noise.
+  (modern), {s['sdet_gain_numaq_pct']:+.1f}% (NUMA-Q).  The most replication
+  can give back is what remote user instruction fetches cost beyond local
+  ones without it: {s['sdet_user_ifetch_remote_excess_pct_modern']:.1f}% (modern) and \
+{s['sdet_user_ifetch_remote_excess_pct_numaq']:.1f}% (NUMA-Q) of the
+  modelled cycles, as the model's caches keep most text close.
 - Collapse: {s['collapse_insns_per_replica']:.0f} instructions per replica
   removed on the first open for write.
 - Memory pressure: {s['reclaim_returned']:.0f} of {s['reclaim_replicas']:.0f}
