@@ -249,26 +249,39 @@ def sdet(out, summary, f):
     return runs
 
 
+def cycle_parts(model, per_vcpu):
+    """The modelled cycles of a run, summed over the vCPUs, by part:
+    instructions, then per kind of access (user ifetch i, kernel ifetch k,
+    data d) its L1 misses that hit the LLC, and those that reach local and
+    remote memory."""
+    cpi, llc = float(model["cpi"]), int(model["llc_lat"])
+    local, remote = int(model["local_lat"]), int(model["remote_lat"])
+    tot = {k: sum(c[k] for c in per_vcpu.values()) for k in nmreport.FIELDS}
+    parts = {"insns": tot["insns"] * cpi}
+    for k in nmreport.KINDS:
+        parts[f"{k}_llc"] = (tot[f"{k}_l1_miss"] - tot[f"{k}_local"] -
+                             tot[f"{k}_remote"]) * llc
+        parts[f"{k}_local"] = tot[f"{k}_local"] * local
+        parts[f"{k}_remote"] = tot[f"{k}_remote"] * remote
+    return parts, tot
+
+
 def time_split(model, per_vcpu):
     """Shares of the modelled cycles, summed over the vCPUs: instructions,
     LLC hits, and memory misses by kind (user ifetch, kernel ifetch, data)
     and place; the share the user ifetch's remote misses could give back
     (their cycles over those of as many local misses)."""
-    cpi, llc = float(model["cpi"]), int(model["llc_lat"])
-    local, remote = int(model["local_lat"]), int(model["remote_lat"])
-    tot = {k: sum(c[k] for c in per_vcpu.values()) for k in nmreport.FIELDS}
-    mem = {k: tot[f"{k}_local"] * local + tot[f"{k}_remote"] * remote
+    parts, tot = cycle_parts(model, per_vcpu)
+    cycles = sum(parts.values())
+    mem = {k: parts[f"{k}_local"] + parts[f"{k}_remote"]
            for k in nmreport.KINDS}
-    hits = sum(tot[f"{k}_l1_miss"] - tot[f"{k}_local"] - tot[f"{k}_remote"]
-               for k in nmreport.KINDS)
-    cycles = tot["insns"] * cpi + hits * llc + sum(mem.values())
-    return {"insns": tot["insns"] * cpi / cycles,
-            "llc": hits * llc / cycles,
+    excess = int(model["remote_lat"]) - int(model["local_lat"])
+    return {"insns": parts["insns"] / cycles,
+            "llc": sum(parts[f"{k}_llc"] for k in nmreport.KINDS) / cycles,
             "user_ifetch_mem": mem["i"] / cycles,
             "kernel_ifetch_mem": mem["k"] / cycles,
             "data_mem": mem["d"] / cycles,
-            "user_ifetch_remote_excess":
-                tot["i_remote"] * (remote - local) / cycles}
+            "user_ifetch_remote_excess": tot["i_remote"] * excess / cycles}
 
 
 def time_split_table(runs, f):
@@ -288,6 +301,48 @@ def time_split_table(runs, f):
                 f"{100 * t[k]:.1f}%" for k in (
                     "insns", "llc", "user_ifetch_mem", "kernel_ifetch_mem",
                     "data_mem", "user_ifetch_remote_excess")) + " |\n")
+
+
+DIFF_PARTS = (("insns", "instructions"),
+              ("i_llc", "user ifetch LLC hits"),
+              ("i_mem", "user ifetch memory"),
+              ("k_llc", "kernel ifetch LLC hits"),
+              ("k_mem", "kernel ifetch memory"),
+              ("d_llc", "data LLC hits"),
+              ("d_mem", "data memory"))
+
+
+def cycle_diff_table(runs, summary, f):
+    """How each policy's modelled cycles (all vCPUs) differ from those of
+    none, part by part, as a share of none's cycles: where a gain or a
+    loss comes from."""
+    f.write("\nWhere each policy's modelled cycles (all vCPUs) differ from "
+            "none's, as a share of none's: replication can only lower user "
+            "ifetch memory; what rises elsewhere is the cost of the kernel "
+            "side or the work varying from boot to boot.\n\n| preset | "
+            "policy | " + " | ".join(name for _, name in DIFF_PARTS) +
+            " | total |\n|---|---|" + "---:|" * (len(DIFF_PARTS) + 1) + "\n")
+    for preset in SDET_PRESETS:
+        base = cycle_parts(*runs[preset, "none"][:2])[0]
+        base_total = sum(base.values())
+        for policy in SDET_POLICIES[1:]:
+            parts = cycle_parts(*runs[preset, policy][:2])[0]
+            diff = {}
+            for key, _ in DIFF_PARTS:
+                if key.endswith("_mem"):
+                    k = key[0]
+                    mine = parts[f"{k}_local"] + parts[f"{k}_remote"]
+                    theirs = base[f"{k}_local"] + base[f"{k}_remote"]
+                else:
+                    mine, theirs = parts[key], base[key]
+                diff[key] = 100.0 * (mine - theirs) / base_total
+                summary[f"sdet_cycles_diff_pct_{preset}_{policy}_{key}"] = \
+                    diff[key]
+            total = 100.0 * (sum(parts.values()) - base_total) / base_total
+            summary[f"sdet_cycles_diff_pct_{preset}_{policy}"] = total
+            f.write(f"| {preset} | {policy} | " + " | ".join(
+                f"{diff[key]:+.2f}%" for key, _ in DIFF_PARTS) +
+                f" | {total:+.2f}% |\n")
 
 
 def plot_latency_ratio(out, runs):
@@ -366,6 +421,7 @@ def main():
         if os.path.isdir(os.path.join(out, "runs", "sdet-modern-none")):
             runs = sdet(out, summary, f)
             time_split_table(runs, f)
+            cycle_diff_table(runs, summary, f)
             for preset in SDET_PRESETS:
                 model, per_vcpu = runs[preset, "none"][:2]
                 summary[f"sdet_user_ifetch_remote_excess_pct_{preset}"] = \
