@@ -317,9 +317,11 @@ def cycle_diff_table(runs, summary, f):
     none, part by part, as a share of none's cycles: where a gain or a
     loss comes from."""
     f.write("\nWhere each policy's modelled cycles (all vCPUs) differ from "
-            "none's, as a share of none's: replication can only lower user "
-            "ifetch memory; what rises elsewhere is the cost of the kernel "
-            "side or the work varying from boot to boot.\n\n| preset | "
+            "none's, as a share of none's: replication lowers the memory parts "
+            "of what it replicates (user text under text; user text and file "
+            "data mapped private under private); what moves elsewhere is the "
+            "cost of the kernel side or the work varying from boot to "
+            "boot.\n\n| preset | "
             "policy | " + " | ".join(name for _, name in DIFF_PARTS) +
             " | total |\n|---|---|" + "---:|" * (len(DIFF_PARTS) + 1) + "\n")
     for preset in SDET_PRESETS:
