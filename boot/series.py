@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 
 AUTHOR = "numa-replica <numa-replica@example.org>"
 # Fixed dates, one minute apart, so that the same steps give the same
@@ -471,6 +472,32 @@ def cover_letter(repo, steps):
                              "make check first, the cover letter quotes it")
         soak.append(found)
     s = summary
+    figures = "\n".join(textwrap.fill(
+        item, width=72, initial_indent="- ", subsequent_indent="  ")
+        for item in (
+            "Instructions per fault, policy none / vanilla 6.12: "
+            f"{s['faults_insn_ratio_none_vs_vanilla']:.4f}.",
+            "Mapping a replica / mapping a local original (fault-around): "
+            f"{s['faults_insn_ratio_replica_vs_local']:.2f}.",
+            "SDET-like load (shell scripts of real programs on every node), "
+            f"policy text: {s['sdet_text_local_pct']:.0f}% of text pages "
+            "node-local, remote share of user instruction fetches "
+            f"{s['sdet_remote_ifetch_pct_text']:.1f}% (none: "
+            f"{s['sdet_remote_ifetch_pct_none']:.1f}%).",
+            "Modelled throughput gain with text: "
+            f"{s['sdet_gain_modern_pct']:+.1f}% (modern), "
+            f"{s['sdet_gain_numaq_pct']:+.1f}% (NUMA-Q).  The most "
+            "replication can give back is what remote user instruction "
+            "fetches cost beyond local ones without it: "
+            f"{s['sdet_user_ifetch_remote_excess_pct_modern']:.1f}% (modern) "
+            f"and {s['sdet_user_ifetch_remote_excess_pct_numaq']:.1f}% "
+            "(NUMA-Q) of the modelled cycles, as the model's caches keep "
+            "most text close.",
+            f"Collapse: {s['collapse_insns_per_replica']:.0f} instructions "
+            "per replica removed on the first open for write.",
+            f"Memory pressure: {s['reclaim_returned']:.0f} of "
+            f"{s['reclaim_replicas']:.0f} replicas given back, "
+            f"{s['reclaim_oom_kills']:.0f} OOM kills."))
     body = f"""\
 Linux keeps one copy of every file page.  On a NUMA machine a task on
 one node that runs a binary or a shared library cached on another node
@@ -518,24 +545,7 @@ No NUMA hardware was at hand: the benefit is measured in a NUMA memory
 model (a QEMU TCG plugin with per-vCPU L1 caches, a per-node LLC and
 local/remote latencies from public figures: a 2-socket Skylake-SP,
 remote/local 1.61, and NUMA-Q, 10).
-- Instructions per fault, policy none / vanilla 6.12:
-  {s['faults_insn_ratio_none_vs_vanilla']:.4f}
-- Mapping a replica / mapping a local original (fault-around):
-  {s['faults_insn_ratio_replica_vs_local']:.2f}
-- SDET-like load (shell scripts of real programs on every node), policy
-  text: {s['sdet_text_local_pct']:.0f}% of text pages node-local, remote
-  share of user instruction fetches {s['sdet_remote_ifetch_pct_text']:.1f}%
-  (none: {s['sdet_remote_ifetch_pct_none']:.1f}%).
-- Modelled throughput gain with text: {s['sdet_gain_modern_pct']:+.1f}%
-  (modern), {s['sdet_gain_numaq_pct']:+.1f}% (NUMA-Q).  The most replication
-  can give back is what remote user instruction fetches cost beyond local
-  ones without it: {s['sdet_user_ifetch_remote_excess_pct_modern']:.1f}% (modern) and \
-{s['sdet_user_ifetch_remote_excess_pct_numaq']:.1f}% (NUMA-Q) of the
-  modelled cycles, as the model's caches keep most text close.
-- Collapse: {s['collapse_insns_per_replica']:.0f} instructions per replica
-  removed on the first open for write.
-- Memory pressure: {s['reclaim_returned']:.0f} of {s['reclaim_replicas']:.0f}
-  replicas given back, {s['reclaim_oom_kills']:.0f} OOM kills.
+{figures}
 
 Testing
 -------
