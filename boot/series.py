@@ -438,7 +438,13 @@ class Series:
                 raise SystemExit(f"series: the kernel does not build after "
                                  f"patch {n} ({os.path.basename(patches[n - 1])}), "
                                  f"see {log}")
-            print(f"series: patch {n:2d} builds")
+            with open(log, errors="replace") as f:
+                warnings = [line for line in f if "warning:" in line]
+            if warnings:
+                raise SystemExit(f"series: the kernel builds with warnings "
+                                 f"after patch {n}: {warnings[0].strip()}, "
+                                 f"see {log}")
+            print(f"series: patch {n:2d} builds without warnings")
         self.git(am, "checkout", "-q", "series")
 
 
