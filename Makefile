@@ -120,10 +120,11 @@ run: kernel image
 	@POLICY=$${POLICY:-text} boot/qemu.sh run $(BUILD) \
 		$(OUT)/initramfs.cpio $(OUT)/disk $(OUT)/run boot/demo.sh
 
+# RUN is written as given, $ and all: $(file) runs while make expands the
+# recipe, before any of its lines, so the directory is made the same way.
 guest: kernel image
 	@if [ -z "$$RUN" ]; then echo "make guest: say what to run: RUN='command'" >&2; exit 2; fi
-	@mkdir -p $(OUT)/guest
-	$(file >$(OUT)/guest/cmd.sh,$(value RUN))
+	$(shell mkdir -p $(OUT)/guest)$(file >$(OUT)/guest/cmd.sh,$(value RUN))
 	@boot/qemu.sh run $(BUILD) $(OUT)/initramfs.cpio $(OUT)/disk \
 		$(OUT)/guest $(OUT)/guest/cmd.sh; st=$$?; \
 	echo $$st > $(OUT)/guest/status; \
