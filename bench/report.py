@@ -252,8 +252,8 @@ def sdet(out, summary, f):
 def cycle_parts(model, per_vcpu):
     """The modelled cycles of a run, summed over the vCPUs, by part:
     instructions, then per kind of access (user ifetch i, kernel ifetch k,
-    data d) its L1 misses that hit the LLC, and those that reach local and
-    remote memory."""
+    data d) its L1 misses that hit the LLC and those that reach memory;
+    and the counts summed over the vCPUs."""
     cpi, llc = float(model["cpi"]), int(model["llc_lat"])
     local, remote = int(model["local_lat"]), int(model["remote_lat"])
     tot = {k: sum(c[k] for c in per_vcpu.values()) for k in nmreport.FIELDS}
@@ -261,8 +261,8 @@ def cycle_parts(model, per_vcpu):
     for k in nmreport.KINDS:
         parts[f"{k}_llc"] = (tot[f"{k}_l1_miss"] - tot[f"{k}_local"] -
                              tot[f"{k}_remote"]) * llc
-        parts[f"{k}_local"] = tot[f"{k}_local"] * local
-        parts[f"{k}_remote"] = tot[f"{k}_remote"] * remote
+        parts[f"{k}_mem"] = (tot[f"{k}_local"] * local +
+                             tot[f"{k}_remote"] * remote)
     return parts, tot
 
 
@@ -273,14 +273,12 @@ def time_split(model, per_vcpu):
     (their cycles over those of as many local misses)."""
     parts, tot = cycle_parts(model, per_vcpu)
     cycles = sum(parts.values())
-    mem = {k: parts[f"{k}_local"] + parts[f"{k}_remote"]
-           for k in nmreport.KINDS}
     excess = int(model["remote_lat"]) - int(model["local_lat"])
     return {"insns": parts["insns"] / cycles,
             "llc": sum(parts[f"{k}_llc"] for k in nmreport.KINDS) / cycles,
-            "user_ifetch_mem": mem["i"] / cycles,
-            "kernel_ifetch_mem": mem["k"] / cycles,
-            "data_mem": mem["d"] / cycles,
+            "user_ifetch_mem": parts["i_mem"] / cycles,
+            "kernel_ifetch_mem": parts["k_mem"] / cycles,
+            "data_mem": parts["d_mem"] / cycles,
             "user_ifetch_remote_excess": tot["i_remote"] * excess / cycles}
 
 
@@ -331,13 +329,7 @@ def cycle_diff_table(runs, summary, f):
             parts = cycle_parts(*runs[preset, policy][:2])[0]
             diff = {}
             for key, _ in DIFF_PARTS:
-                if key.endswith("_mem"):
-                    k = key[0]
-                    mine = parts[f"{k}_local"] + parts[f"{k}_remote"]
-                    theirs = base[f"{k}_local"] + base[f"{k}_remote"]
-                else:
-                    mine, theirs = parts[key], base[key]
-                diff[key] = 100.0 * (mine - theirs) / base_total
+                diff[key] = 100.0 * (parts[key] - base[key]) / base_total
                 summary[f"sdet_cycles_diff_pct_{preset}_{policy}_{key}"] = \
                     diff[key]
             total = 100.0 * (sum(parts.values()) - base_total) / base_total
