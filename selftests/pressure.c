@@ -191,7 +191,7 @@ static long hold_inside_window(int cmd, int ack, long low, long high)
 
 TEST(no_replica_below_the_high_watermark)
 {
-	long long alloc0 = 0, fail0 = 0, made = 0;
+	long long alloc0 = 0, fail0 = 0;
 	int cmd[2], ack[2], status, fd, attempt, mapped = -1;
 	long before = 0, after = 0, low, high;
 	struct map_status *m;
@@ -245,6 +245,8 @@ TEST(no_replica_below_the_high_watermark)
 	low = node_zoneinfo(1, "low");
 	high = node_zoneinfo(1, "high");
 	for (attempt = 0; attempt < WM_ATTEMPTS; attempt++) {
+		long long made;
+
 		before = hold_inside_window(cmd[1], ack[0], low, high);
 		alloc0 = vmstat_read("replica_alloc");
 		fail0 = vmstat_read("replica_alloc_fail");
