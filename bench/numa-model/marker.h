@@ -17,7 +17,9 @@
 			 : : "i" ((id) & 0xff), "i" (((id) >> 8) & 0xff)	\
 			 : "memory")
 
-#define NUMA_MODEL_BEGIN()	NUMA_MODEL_MARK(1)
-#define NUMA_MODEL_END()	NUMA_MODEL_MARK(2)
+#define NUMA_MODEL_MARK_BEGIN	1
+#define NUMA_MODEL_MARK_END	2
+#define NUMA_MODEL_BEGIN()	NUMA_MODEL_MARK(NUMA_MODEL_MARK_BEGIN)
+#define NUMA_MODEL_END()	NUMA_MODEL_MARK(NUMA_MODEL_MARK_END)
 
 #endif

@@ -45,6 +45,10 @@
  *   preset=modern|numaq  cache geometry and latencies (see presets below)
  *   cpi= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb= l1d_kb=
  *   l1_ways= llc_kb_per_cpu= llc_ways=   override one figure of the preset
+ *   profile=FILE      also write, at each NUMA_MODEL_END, the instructions
+ *                     that the vCPU which marked NUMA_MODEL_BEGIN ran
+ *                     since, per translation block (by guest virtual
+ *                     address): nmprofile.py makes it a profile by function
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -136,6 +140,9 @@ struct tb_line {
 struct tb_info {
 	unsigned int insns, nr_lines;
 	enum fetch kind;
+	uint64_t vaddr;
+	uint64_t profiled;	/* instructions, written by one vCPU at a time */
+	struct tb_info *next_profiled;
 	struct tb_line lines[];
 };
 
@@ -157,6 +164,12 @@ static struct node nodes[MAX_NODES];
 static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
 static struct ram_map ram_maps[MAX_RAM_MAPS];
 static int nr_ram_maps;
+static const char *profile_path;
+static FILE *profile_out;
+/* The vCPU between NUMA_MODEL_BEGIN and NUMA_MODEL_END, or -1. */
+static volatile int profile_vcpu = -1;
+static struct tb_info *profiled_tbs;
+static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int cache_init(struct cache *c, unsigned int kb, unsigned int ways)
 {
@@ -294,6 +307,8 @@ static void tb_exec(unsigned int vcpu, void *udata)
 	if (vcpu >= (unsigned int)nr_vcpus)
 		return;
 	vcpus[vcpu].n.insns += tb->insns;
+	if ((int)vcpu == profile_vcpu)
+		tb->profiled += tb->insns;
 	for (i = 0; i < tb->nr_lines; i++)
 		access_line(vcpu, tb->kind, tb->lines[i].line,
 			    tb->lines[i].node);
@@ -346,13 +361,44 @@ static void write_counts(const char *mark, unsigned int by)
 	pthread_mutex_unlock(&out_lock);
 }
 
+/*
+ * Append the profile of the measurement that ends, and start afresh: only
+ * the vCPU that ends it (running this) adds to the blocks' counts.
+ */
+static void write_profile(void)
+{
+	static unsigned int measurement;
+	struct tb_info *tb;
+
+	pthread_mutex_lock(&profile_lock);
+	fprintf(profile_out, "measurement %u\n", ++measurement);
+	for (tb = profiled_tbs; tb; tb = tb->next_profiled) {
+		if (tb->profiled)
+			fprintf(profile_out, "%" PRIx64 " %" PRIu64 "\n",
+				tb->vaddr, tb->profiled);
+		tb->profiled = 0;
+	}
+	fflush(profile_out);
+	pthread_mutex_unlock(&profile_lock);
+}
+
 static void marker_exec(unsigned int vcpu, void *udata)
 {
 	char mark[16];
 
 	snprintf(mark, sizeof(mark), "%u", (unsigned int)(uintptr_t)udata);
 	write_counts(mark, vcpu);
+	if (!profile_out)
+		return;
+	if ((uintptr_t)udata == NUMA_MODEL_MARK_BEGIN) {
+		profile_vcpu = vcpu;
+	} else if ((uintptr_t)udata == NUMA_MODEL_MARK_END &&
+		   profile_vcpu == (int)vcpu) {
+		profile_vcpu = -1;
+		write_profile();
+	}
 }
+
 
 /* The marker's number if @insn is one, or -1. */
 static int marker_id(const struct qemu_plugin_insn *insn)
@@ -378,6 +424,14 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		return;
 	info->insns = n;
 	info->nr_lines = 0;
+	info->vaddr = qemu_plugin_tb_vaddr(tb);
+	info->profiled = 0;
+	if (profile_out) {
+		pthread_mutex_lock(&profile_lock);
+		info->next_profiled = profiled_tbs;
+		profiled_tbs = info;
+		pthread_mutex_unlock(&profile_lock);
+	}
 	/* x86-64 kernel addresses have the top bit set. */
 	info->kind = qemu_plugin_tb_vaddr(tb) >> 63 ? IFETCH_KERNEL :
 						      IFETCH_USER;
@@ -419,6 +473,8 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 {
 	write_counts("exit", 0);
 	fclose(out);
+	if (profile_out)
+		fclose(profile_out);
 }
 
 static int parse_arg(const char *arg)
@@ -442,6 +498,8 @@ static int parse_arg(const char *arg)
 #define KEY(k)	(klen == strlen(k) && !strncmp(arg, k, klen))
 	if (KEY("out")) {
 		out_path = val;
+	} else if (KEY("profile")) {
+		profile_path = val;
 	} else if (KEY("ram")) {
 		ram_prefix = val;
 	} else if (KEY("nodes")) {
@@ -516,6 +574,15 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			 strerror(errno));
 		qemu_plugin_outs(msg);
 		return -1;
+	}
+	if (profile_path) {
+		profile_out = fopen(profile_path, "w");
+		if (!profile_out) {
+			snprintf(msg, sizeof(msg), "numa-model: %s: %s\n",
+				 profile_path, strerror(errno));
+			qemu_plugin_outs(msg);
+			return -1;
+		}
 	}
 	fprintf(out, "model preset=%s cpi=%g llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u llc_kb_per_cpu=%u llc_ways=%u nodes=%d cpus_per_node=%d phys=%s\n",
 		m.name, m.cpi, m.llc_lat, m.local_lat, m.remote_lat, m.mhz,
