@@ -30,7 +30,7 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 {
 	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
 	unsigned long index, dropped = 0;
-	struct folio *replica;
+	struct folio *replica, *original;
 	int nid;
 
 	if (!tree)
@@ -54,8 +54,11 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 				continue;
 			}
 			if (replica_in_store(tree, replica, nid, index) &&
-			    !folio_mapped(replica)) {
+			    !folio_mapped(replica) &&
+			    folio_trylock(replica_info(replica)->original)) {
+				original = replica_info(replica)->original;
 				replica_unlink(tree, replica, true);
+				folio_unlock(original);
 				replica_release(replica);
 				dropped++;
 			} else {

@@ -47,7 +47,8 @@ struct replica_tree {
  * struct replica_info - what a replica remembers, at folio->private
  * @original: the page-cache folio it copies, referenced
  * @tier: its enum replica_tier
- * @kinds: REPLICA_KIND_* of the requests it served, under the folio lock
+ * @kinds: REPLICA_KIND_* of the requests it served, under the original's
+ *	folio lock
  */
 struct replica_info {
 	struct folio *original;

@@ -38,30 +38,41 @@ static enum lru_status replica_isolate(struct list_head *item,
 {
 	struct folio *replica = list_entry(item, struct folio, lru);
 	struct replica_isolate *isolate = arg;
+	struct folio *original;
 
 	if (isolate->second_chance && folio_test_clear_referenced(replica))
 		return LRU_ROTATE;
 	/*
-	 * A replica being mapped, made or collapsed is busy.  The shrinker
-	 * leaves it where it is; a policy switch, walking each list once,
-	 * moves it and those it keeps behind the ones it has yet to see.
+	 * A replica being mapped, made or collapsed, or whose original is
+	 * being mapped or read in, is busy.  The shrinker leaves it where it
+	 * is; a policy switch, walking each list once, moves it and those it
+	 * keeps behind the ones it has yet to see.  Both locks are needed to
+	 * take it out of the store; trylocks, so their order does not matter.
 	 */
-	if (!folio_trylock(replica)) {
-		isolate->busy = true;
-		return isolate->second_chance ? LRU_SKIP : LRU_ROTATE;
+	if (!folio_trylock(replica))
+		goto busy;
+	original = replica_info(replica)->original;
+	if (!folio_trylock(original)) {
+		folio_unlock(replica);
+		goto busy;
 	}
 	if (replica_info(replica)->kinds & isolate->keep_kinds) {
+		folio_unlock(original);
 		folio_unlock(replica);
 		return LRU_ROTATE;
 	}
 	list_lru_isolate_move(list, item, &isolate->dispose);
 	return LRU_REMOVED;
+
+busy:
+	isolate->busy = true;
+	return isolate->second_chance ? LRU_SKIP : LRU_ROTATE;
 }
 
 /*
- * Unmap and release the locked replicas isolated from the LRU.  An mlocked
- * mapping loses its replica too: its next access maps the original, which
- * is as resident.  Returns how many were released.
+ * Unmap and release the replicas isolated from the LRU, locked with their
+ * originals.  An mlocked mapping loses its replica too: its next access
+ * maps the original, which is as resident.  Returns how many were released.
  */
 static unsigned long replica_dispose(struct list_head *dispose)
 {
@@ -71,9 +82,11 @@ static unsigned long replica_dispose(struct list_head *dispose)
 	list_for_each_entry_safe(replica, next, dispose, lru) {
 		/* The inode cannot go while we hold a replica of it locked. */
 		struct address_space *mapping = replica->mapping;
+		struct folio *original = replica_info(replica)->original;
 
 		list_del_init(&replica->lru);
 		replica_unlink(READ_ONCE(mapping->i_replicas), replica, false);
+		folio_unlock(original);
 		if (folio_mapped(replica))
 			try_to_unmap(replica, TTU_SYNC | TTU_IGNORE_MLOCK);
 		/* What the rmap walk could not unmap, the range zap does. */

@@ -16,10 +16,12 @@
  * a node has no replica of a page yet, its store may hold instead a value
  * entry counting the remote read(2)s of that page.
  *
- * Whoever removes a replica from the store holds its folio lock and unmaps
- * it before releasing it; whoever maps it holds the lock and finds it still
- * in the store.  That is what keeps a replica that is being removed from
- * being mapped again.  read(2) copies from a replica it found in the store
+ * Whoever removes a replica from the store holds its original's folio lock
+ * and its own, in that order, and keeps its own until it has unmapped and
+ * released it; whoever maps a replica holds one of the two locks and found
+ * it in the store under it.  That is what keeps a replica that is being
+ * removed from being mapped again, and lets a mapper that holds the
+ * original's lock anyway (fault-around) leave the replica's alone.  read(2) copies from a replica it found in the store
  * without locking it: such a copy overlaps the writer that removes it.
  *
  * A replica may exist only while the file has no writer: not open for
@@ -134,11 +136,18 @@ repeat:
 	return replica;
 }
 
-/* Remove a locked replica from the store and, if it is there, its LRU. */
+/*
+ * Remove a locked replica from the store and, if it is there, its LRU.  The
+ * caller holds the original's lock too, and may drop it once this returns.
+ */
 void replica_unlink(struct replica_tree *tree, struct folio *replica,
 		    bool on_lru)
 {
 	int nid = folio_nid(replica);
+
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(replica), replica);
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(replica_info(replica)->original),
+			      replica);
 
 	xa_erase(&tree->nodes[nid], replica->index);
 	if (on_lru)
@@ -300,12 +309,12 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 
 /*
  * Take what the store of @nid holds at @index out of it: forget a read
- * count; lock a replica, unlink it and return it, referenced.
+ * count; lock a replica, unlink it and return it, locked and referenced.
  */
 static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
 					   pgoff_t index, void *entry)
 {
-	struct folio *replica;
+	struct folio *replica, *original;
 
 	if (xa_is_value(entry)) {
 		xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
@@ -314,13 +323,34 @@ static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
 	replica = replica_find_get(tree, nid, index);
 	if (!replica)
 		return NULL;
+	/*
+	 * The original's lock comes first, as in the fault path, and only a
+	 * replica in the store (locked) is sure to have an original.  The
+	 * caller may hold the lock of another original of @index (a fault
+	 * that found the copy of one that memory failure took out of the
+	 * page cache); nobody takes them the other way round.
+	 */
 	folio_lock(replica);
 	if (!replica_in_store(tree, replica, nid, index)) {
 		folio_unlock(replica);
 		folio_put(replica);
 		return NULL;
 	}
-	replica_unlink(tree, replica, true);
+	original = replica_info(replica)->original;
+	folio_get(original);
+	folio_unlock(replica);
+	folio_lock(original);
+	folio_lock(replica);
+	/* Still in the store: still the same copy of @original, we hold it. */
+	if (replica_in_store(tree, replica, nid, index)) {
+		replica_unlink(tree, replica, true);
+	} else {
+		folio_unlock(replica);
+		folio_put(replica);
+		replica = NULL;
+	}
+	folio_unlock(original);
+	folio_put(original);
 	return replica;
 }
 
