@@ -15,8 +15,11 @@
 #include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/numa.h>
+#include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/types.h>
+#include <linux/vmstat.h>
+#include <linux/xarray.h>
 
 struct pipe_inode_info;
 struct vm_area_struct;
@@ -106,6 +109,24 @@ DECLARE_STATIC_KEY_FALSE(replica_active);
 int replica_policy_register(struct replica_policy *policy);
 
 /* The replica store: mm/replica/store.c */
+
+/**
+ * struct replica_info - what a replica remembers, at folio->private
+ * @original: the page-cache folio it copies, referenced
+ * @tier: its enum replica_tier
+ * @kinds: REPLICA_KIND_* of the requests it served, under the original's
+ *	folio lock
+ */
+struct replica_info {
+	struct folio *original;
+	u8 tier;
+	u8 kinds;
+};
+
+static inline struct replica_info *replica_info(struct folio *replica)
+{
+	return replica->private;
+}
 
 /**
  * replica_mapping_init - initialise the replication state of a mapping
@@ -214,21 +235,53 @@ static inline void replica_fault(struct vm_fault *vmf)
 }
 
 /**
+ * replica_mapped - count a replica that is mapped again
+ * @replica: a replica in the store, about to be mapped
+ * @kinds: REPLICA_KIND_* of the mapping
+ *
+ * Context: the original's folio lock held.
+ */
+static inline void replica_mapped(struct folio *replica, unsigned int kinds)
+{
+	struct replica_info *info = replica_info(replica);
+
+	/*
+	 * Every CPU of the node that maps the page reads the info: write it
+	 * only when there is something new to say.
+	 */
+	if (unlikely((info->kinds & kinds) != kinds))
+		info->kinds |= kinds;
+	/* A use, for reclaim's second chance. */
+	if (!folio_test_referenced(replica))
+		folio_set_referenced(replica);
+	count_vm_event(REPLICA_MAP);
+}
+
+/**
  * struct replica_around - replication state of one fault-around pass
  * @nid: node whose replicas to map, or NUMA_NO_NODE to map originals
  * @kinds: REPLICA_KIND_* of the faulting mapping
- * @may_create: the node takes new replicas, so a remote original without a
- *	replica is left to the fault path rather than mapped
- * @store: where the pass stands in the store of @nid's replicas (its
- *	xa is NULL while the file has no store); fault-around goes up the
- *	file, so looking up the next page is a step, not a walk
+ * @may_create: 1 if the node takes new replicas, so that a remote original
+ *	without a replica is left to the fault path rather than mapped, 0 if
+ *	not, -1 until a page of the pass needs to know
+ * @leaf: the leaf node of the store that held the last page looked up;
+ *	fault-around goes up the file, so the next one is most often in the
+ *	same node, which the pass reads without a walk
+ * @leaf_first: the index of @leaf's first slot, or REPLICA_NO_LEAF
+ * @store: the store of @nid's replicas, for a walk, or NULL while the
+ *	file has none
  */
 struct replica_around {
 	int nid;
 	unsigned int kinds;
-	bool may_create;
-	struct xa_state store;
+	int may_create;
+	struct xa_node *leaf;
+	pgoff_t leaf_first;
+	struct xarray *store;
 };
+
+/* A first index that puts every page index out of range: no leaf yet. */
+#define REPLICA_NO_LEAF		(-(pgoff_t)XA_CHUNK_SIZE)
 
 void __replica_fault_around_start(struct vm_fault *vmf,
 				  struct replica_around *ra);
@@ -264,22 +317,63 @@ static inline bool replica_fault_around_wanted(const struct replica_around *ra)
 	       ra->nid != NUMA_NO_NODE;
 }
 
-struct folio *replica_fault_around_folio(struct vm_fault *vmf,
-					 struct folio *original,
-					 struct replica_around *ra);
+/*
+ * Whether what the store held is a replica of @original: a pointer, not a
+ * read count (a value entry, bit 0 set) or an internal entry (bits 10), and
+ * a copy of @original.  Only a replica of the page-cache folio we hold
+ * locked is sure to stay in the store, but the info of any other one is
+ * still there to look at: a replica that copies a folio no longer in the
+ * page cache is freed after an RCU grace period.
+ */
+static inline bool replica_copies(void *entry, struct folio *original)
+{
+	return entry && !((unsigned long)entry & 3) &&
+	       replica_info(entry)->original == original;
+}
+
+struct folio *__replica_fault_around_folio(struct folio *original,
+					   struct replica_around *ra);
 
 /**
- * replica_fault_around_done - release what replica_fault_around_folio() gave
- * @mapped: its return value
- * @original: the original it was asked about
+ * replica_fault_around_folio - the folio fault-around should map
+ * @vmf: the fault, its pte pointing at the entry of @original
+ * @original: a locked page-cache folio that fault-around is about to map
+ * @ra: the state from replica_fault_around_start(), for which
+ *	replica_fault_around_wanted() is true
+ *
+ * Fault-around maps a run of neighbouring pages, so this is the path a
+ * replica is mapped by most often, and it is inline.  It takes neither the
+ * replica's lock nor a reference on it: whoever takes a replica out of the
+ * store holds its original's lock, so @original's lock keeps a replica of
+ * it in the store, with the store's reference (see mm/replica/store.c).
+ * What is mapped already stays, and is no new use of a replica.
+ *
+ * Context: rcu_read_lock() and the page table lock held.
+ * Return: @original, a local replica to map instead (its reference comes
+ * with the mapping; until @original is unlocked it is the store's), or
+ * NULL to map nothing and leave the page to the fault path.
  */
-static inline void replica_fault_around_done(struct folio *mapped,
-					     struct folio *original)
+static inline struct folio *
+replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
+			   struct replica_around *ra)
 {
-	if (mapped && mapped != original) {
-		folio_unlock(mapped);
-		folio_put(mapped);
+	unsigned long slot = original->index - ra->leaf_first;
+	void *entry;
+
+	if (folio_nid(original) == ra->nid || !pte_none(ptep_get(vmf->pte)))
+		return original;
+	if (likely(slot < XA_CHUNK_SIZE)) {
+		/*
+		 * A leaf that has left the tree since holds no entry, or a
+		 * retry entry: the pass reads it under rcu_read_lock().
+		 */
+		entry = rcu_dereference(ra->leaf->slots[slot]);
+		if (likely(replica_copies(entry, original))) {
+			replica_mapped(entry, ra->kinds);
+			return entry;
+		}
 	}
+	return __replica_fault_around_folio(original, ra);
 }
 
 /* The read path: mm/replica/read.c */
@@ -384,9 +478,6 @@ replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
 {
 	return original;
 }
-
-static inline void replica_fault_around_done(struct folio *mapped,
-					     struct folio *original) { }
 
 /* The read path: mm/replica/read.c */
 

@@ -43,26 +43,8 @@ struct replica_tree {
 	struct xarray nodes[];
 };
 
-/**
- * struct replica_info - what a replica remembers, at folio->private
- * @original: the page-cache folio it copies, referenced
- * @tier: its enum replica_tier
- * @kinds: REPLICA_KIND_* of the requests it served, under the original's
- *	folio lock
- */
-struct replica_info {
-	struct folio *original;
-	u8 tier;
-	u8 kinds;
-};
-
 extern struct kmem_cache *replica_info_cache;
 extern atomic_long_t replica_count;
-
-static inline struct replica_info *replica_info(struct folio *replica)
-{
-	return replica->private;
-}
 
 /*
  * Files whose page cache only changes through this kernel's writers: not

@@ -20,8 +20,9 @@
  * and its own, in that order, and keeps its own until it has unmapped and
  * released it; whoever maps a replica holds one of the two locks and found
  * it in the store under it.  That is what keeps a replica that is being
- * removed from being mapped again, and lets a mapper that holds the
- * original's lock anyway (fault-around) leave the replica's alone.  read(2) copies from a replica it found in the store
+ * removed from being mapped again, and lets fault-around, which holds the
+ * original's lock anyway, map a replica without touching its lock or its
+ * reference count.  read(2) copies from a replica it found in the store
  * without locking it: such a copy overlaps the writer that removes it.
  *
  * A replica may exist only while the file has no writer: not open for
@@ -157,6 +158,21 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
 	atomic_long_dec(&replica_count);
 }
 
+static void replica_free(struct folio *replica)
+{
+	struct replica_info *info = replica_info(replica);
+
+	replica->private = NULL;
+	folio_put(info->original);
+	kmem_cache_free(replica_info_cache, info);
+	folio_put(replica);
+}
+
+static void replica_free_rcu(struct rcu_head *head)
+{
+	replica_free(page_folio(container_of(head, struct page, rcu_head)));
+}
+
 /*
  * Release a locked replica that is out of the store and mapped nowhere:
  * drop its hold on the original and the store's reference.  Whoever still
@@ -164,14 +180,25 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
  */
 void replica_release(struct folio *replica)
 {
-	struct replica_info *info = replica_info(replica);
+	/*
+	 * Fault-around looks at what the store holds while it holds the lock
+	 * of the page-cache folio of that index, with no reference: the
+	 * replica and its info must outlive its RCU read side, unless the
+	 * replica copies that very folio, which we locked to take it out.
+	 * Only one whose original left the page cache (memory failure)
+	 * copies another: free it after a grace period, and keep its
+	 * original until then, so that no new page-cache folio can be at its
+	 * address.  folio->lru, whose place rcu_head takes, is free now.
+	 */
+	bool copies_cache = replica_info(replica)->original->mapping ==
+			    replica->mapping;
 
 	replica->mapping = NULL;
-	replica->private = NULL;
 	folio_unlock(replica);
-	folio_put(info->original);
-	kmem_cache_free(replica_info_cache, info);
-	folio_put(replica);
+	if (likely(copies_cache))
+		replica_free(replica);
+	else
+		call_rcu(&replica->page.rcu_head, replica_free_rcu);
 }
 
 /* Whether a replica of @original published for @policy must go again. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * KUnit tests of the replica store: read counts, making a replica, the
- * checks that refuse one, collapsing a range and releasing a mapping.
+ * checks that refuse one, collapsing a range, releasing a mapping, and
+ * the grace period of a replica whose original left the page cache.
  *
  * Included at the end of store.c, so that they reach its static functions.
  * The mapping is a bare inode that is in no filesystem and no page cache;
@@ -267,6 +268,46 @@ static void replica_store_release_frees_all(struct kunit *test)
 			atomic_long_read(&replica_count));
 }
 
+/*
+ * Fault-around reads what the store holds under the lock of the page-cache
+ * folio, without a reference.  A replica of a folio that has left the page
+ * cache (memory failure) can go meanwhile: what such a reader sees of it,
+ * its info and its original, stays until a grace period has passed.
+ */
+static void replica_store_stale_copy_outlives_readers(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *original = st->originals[6], *replica, *found, *seen;
+	int refs = folio_ref_count(original), refs_seen;
+	struct replica_info *info;
+
+	replica = store_make(test, 6);
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+	original->mapping = NULL;
+	KUNIT_ASSERT_TRUE(test, folio_trylock(original));
+	KUNIT_ASSERT_TRUE(test, folio_trylock(replica));
+
+	/* What a reader that found it in the store sees, gone meanwhile. */
+	rcu_read_lock();
+	replica_unlink(store_mapping(st)->i_replicas, replica, true);
+	folio_unlock(original);
+	replica_release(replica);
+	found = store_lookup(test, 6);
+	info = replica_info(replica);
+	seen = info ? info->original : NULL;
+	refs_seen = folio_ref_count(original);
+	rcu_read_unlock();
+
+	KUNIT_EXPECT_NULL(test, found);
+	KUNIT_EXPECT_PTR_EQ(test, original, seen);
+	KUNIT_EXPECT_EQ(test, refs + 1, refs_seen);
+
+	rcu_barrier();
+	KUNIT_EXPECT_NULL(test, replica->private);
+	KUNIT_EXPECT_EQ(test, refs, folio_ref_count(original));
+	folio_put(replica);
+}
+
 static struct kunit_case replica_store_test_cases[] = {
 	KUNIT_CASE(replica_store_tree_made_once),
 	KUNIT_CASE(replica_store_counts_remote_reads),
@@ -275,6 +316,7 @@ static struct kunit_case replica_store_test_cases[] = {
 	KUNIT_CASE(replica_store_refuses_writers),
 	KUNIT_CASE(replica_store_collapses_range),
 	KUNIT_CASE(replica_store_release_frees_all),
+	KUNIT_CASE(replica_store_stale_copy_outlives_readers),
 	{}
 };
 
