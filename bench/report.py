@@ -160,11 +160,9 @@ def text_pages(run_dir):
     return local, total
 
 
-def sdet_run(out, preset, policy):
-    """Scripts, modelled seconds, remote share of instruction fetches from
-    memory, local text pages and text pages of one SDET-like run; and the
-    model and per-vCPU counts, to model other latencies."""
-    run_dir = os.path.join(out, "runs", f"sdet-{preset}-{policy}")
+def sdet_boot(run_dir):
+    """The model, per-vCPU counts, scripts and memory figures of one boot
+    of an SDET-like cell."""
     model, marks = nmreport.load(os.path.join(run_dir, "counts"))
     per_vcpu = nmreport.measurements(marks, split=True)
     if len(per_vcpu) != 1:
@@ -177,14 +175,48 @@ def sdet_run(out, preset, policy):
     return model, per_vcpu[0], scripts, tuple(map(int, memory.groups()))
 
 
-def sdet_figures(model, per_vcpu, scripts):
-    """Throughput (scripts per modelled second: the busiest vCPU's time)
-    and the remote share of instruction fetches from memory."""
-    seconds = max(nmreport.figures(model, c)["seconds"]
-                  for c in per_vcpu.values())
+def sdet_run_dirs(out, preset, policy):
+    """The boots of a cell: runs/sdet-PRESET-POLICY, then .2, .3, ..."""
+    name = f"sdet-{preset}-{policy}"
+    dirs = [os.path.join(out, "runs", name)]
+    k = 2
+    while os.path.isdir(os.path.join(out, "runs", f"{name}.{k}")):
+        dirs.append(os.path.join(out, "runs", f"{name}.{k}"))
+        k += 1
+    return dirs
+
+
+def sdet_run(out, preset, policy):
+    """An SDET-like cell, its boots pooled: the model, each vCPU's counts
+    summed over the boots, the boots (per-vCPU counts, scripts), and the
+    first boot's memory figures."""
+    boots, pooled, memory, model = [], {}, None, None
+    for run_dir in sdet_run_dirs(out, preset, policy):
+        model, per_vcpu, scripts, mem = sdet_boot(run_dir)
+        memory = memory or mem
+        boots.append((per_vcpu, scripts))
+        for v, c in per_vcpu.items():
+            acc = pooled.setdefault(v, dict.fromkeys(nmreport.FIELDS, 0))
+            for k in nmreport.FIELDS:
+                acc[k] += c[k]
+    return model, pooled, boots, memory
+
+
+def sdet_throughput(model, boots):
+    """Scripts per modelled second of boots run one after the other: all
+    their scripts over the sum of each boot's busiest vCPU's time."""
+    seconds = sum(max(nmreport.figures(model, c)["seconds"]
+                      for c in per_vcpu.values())
+                  for per_vcpu, _ in boots)
+    return sum(scripts for _, scripts in boots) / seconds
+
+
+def sdet_figures(model, per_vcpu, boots):
+    """Throughput of the boots and the remote share of instruction fetches
+    from memory (pooled counts)."""
     i_local = sum(c["i_local"] for c in per_vcpu.values())
     i_remote = sum(c["i_remote"] for c in per_vcpu.values())
-    return (scripts / seconds,
+    return (sdet_throughput(model, boots),
             100.0 * i_remote / max(i_local + i_remote, 1))
 
 
@@ -193,13 +225,17 @@ def sdet(out, summary, f):
     runs, thr, ifetch, text, memory = {}, {}, {}, {}, {}
     for preset in SDET_PRESETS:
         for policy in SDET_POLICIES:
-            model, per_vcpu, scripts, memory[preset, policy] = sdet_run(
+            model, per_vcpu, boots, memory[preset, policy] = sdet_run(
                 out, preset, policy)
-            runs[preset, policy] = (model, per_vcpu, scripts)
+            runs[preset, policy] = (model, per_vcpu, boots)
             thr[preset, policy], ifetch[preset, policy] = sdet_figures(
-                model, per_vcpu, scripts)
-            text[preset, policy] = text_pages(
-                os.path.join(out, "runs", f"sdet-{preset}-{policy}"))
+                model, per_vcpu, boots)
+            pages = [text_pages(d)
+                     for d in sdet_run_dirs(out, preset, policy)]
+            text[preset, policy] = (sum(p[0] for p in pages),
+                                    sum(p[1] for p in pages))
+    nboots = min(len(r[2]) for r in runs.values())
+    summary["sdet_boots_per_cell"] = nboots
     for preset in SDET_PRESETS:
         for policy in SDET_POLICIES[1:]:
             summary[f"sdet_gain_{preset}_pct_{policy}"] = 100.0 * (
@@ -221,26 +257,34 @@ def sdet(out, summary, f):
     f.write("\n## SDET-like throughput\n\n"
             "Concurrent users on every node, each running short scripts of "
             "real dynamically linked programs (bash, coreutils, gawk, sed, "
-            "grep) from the ext4 disk, all cached on node 0 first. Scripts "
-            "per modelled second (the busiest vCPU's modelled time); "
+            "grep) from the ext4 disk, all cached on node 0 first. "
+            f"Each cell boots {nboots} time(s), one boot of every cell "
+            "after another, and pools its boots: scripts per modelled "
+            "second are all the boots' scripts over the sum of each "
+            "boot's busiest vCPU's modelled time (each boot's own figure "
+            "in brackets, to show the scatter); "
             "instruction fetches that reach memory, remote share; text "
             "pages of a shell and a program on each node afterwards, "
             "node-local share (pagenodes: move_pages(2)); replica pages at the "
-            "end, against all file pages (/proc/vmstat); the fewest and most "
-            "instructions a vCPU ran: the scripts are the same in every "
-            "run, so these show how much the work itself varies from boot "
-            "to boot.\n\n"
-            "| preset | policy | scripts/s | gain | remote ifetch | "
-            "local text pages | replica pages / file pages | "
+            "end of the first boot, against all file pages (/proc/vmstat); "
+            "the fewest and most instructions a vCPU ran in a boot: the "
+            "scripts are the same in every run, so these show how much the "
+            "work itself varies from boot to boot.\n\n"
+            "| preset | policy | scripts/s (each boot) | gain | "
+            "remote ifetch | local text pages | replica pages / file pages | "
             "vCPU instructions (M) |\n"
             "|---|---|---:|---:|---:|---:|---:|---:|\n")
     for preset in SDET_PRESETS:
         for policy in SDET_POLICIES:
             local, total = text[preset, policy]
             gain = 100.0 * (thr[preset, policy] / thr[preset, "none"] - 1)
+            model, _, boots = runs[preset, policy]
+            each = ", ".join(f"{sdet_throughput(model, [b]):.1f}"
+                             for b in boots)
             insns = [c["insns"] / 1e6
-                     for c in runs[preset, policy][1].values()]
-            f.write(f"| {preset} | {policy} | {thr[preset, policy]:.1f} | "
+                     for per_vcpu, _ in boots for c in per_vcpu.values()]
+            f.write(f"| {preset} | {policy} | {thr[preset, policy]:.1f} "
+                    f"({each}) | "
                     f"{gain:+.1f}% | {ifetch[preset, policy]:.1f}% | "
                     f"{100.0 * local / max(total, 1):.1f}% "
                     f"({local}/{total}) | {memory[preset, policy][0]} / "
@@ -349,10 +393,10 @@ def plot_latency_ratio(out, runs):
             ratio = tenth / 10
             row = [f"{ratio:.1f}"]
             for policy in SDET_POLICIES:
-                model, per_vcpu, scripts = runs["modern", policy][:3]
+                model, _, boots = runs["modern", policy]
                 m = dict(model)
                 m["remote_lat"] = str(round(int(m["local_lat"]) * ratio))
-                row.append(f"{sdet_figures(m, per_vcpu, scripts)[0]:.3f}")
+                row.append(f"{sdet_throughput(m, boots):.3f}")
             f.write(" ".join(row) + "\n")
     png = os.path.join(out, "sdet-ratio.png")
     plot = "; ".join(
