@@ -188,9 +188,10 @@ def sdet_run_dirs(out, preset, policy):
 
 def sdet_run(out, preset, policy):
     """An SDET-like cell, its boots pooled: the model, each vCPU's counts
-    summed over the boots, the boots (per-vCPU counts, scripts), and the
-    first boot's memory figures."""
+    summed over the boots, the boots (per-vCPU counts, scripts), the first
+    boot's memory figures, and the local and all text pages of the boots."""
     boots, pooled, memory, model = [], {}, None, None
+    local = total = 0
     for run_dir in sdet_run_dirs(out, preset, policy):
         model, per_vcpu, scripts, mem = sdet_boot(run_dir)
         memory = memory or mem
@@ -199,7 +200,9 @@ def sdet_run(out, preset, policy):
             acc = pooled.setdefault(v, dict.fromkeys(nmreport.FIELDS, 0))
             for k in nmreport.FIELDS:
                 acc[k] += c[k]
-    return model, pooled, boots, memory
+        pages = text_pages(run_dir)
+        local, total = local + pages[0], total + pages[1]
+    return model, pooled, boots, memory, (local, total)
 
 
 def sdet_throughput(model, boots):
@@ -225,15 +228,11 @@ def sdet(out, summary, f):
     runs, thr, ifetch, text, memory = {}, {}, {}, {}, {}
     for preset in SDET_PRESETS:
         for policy in SDET_POLICIES:
-            model, per_vcpu, boots, memory[preset, policy] = sdet_run(
-                out, preset, policy)
+            (model, per_vcpu, boots, memory[preset, policy],
+             text[preset, policy]) = sdet_run(out, preset, policy)
             runs[preset, policy] = (model, per_vcpu, boots)
             thr[preset, policy], ifetch[preset, policy] = sdet_figures(
                 model, per_vcpu, boots)
-            pages = [text_pages(d)
-                     for d in sdet_run_dirs(out, preset, policy)]
-            text[preset, policy] = (sum(p[0] for p in pages),
-                                    sum(p[1] for p in pages))
     nboots = min(len(r[2]) for r in runs.values())
     summary["sdet_boots_per_cell"] = nboots
     for preset in SDET_PRESETS:
