@@ -331,6 +331,22 @@ static inline bool replica_copies(void *entry, struct folio *original)
 	       replica_info(entry)->original == original;
 }
 
+/*
+ * What the pass's leaf holds at @index, or XA_RETRY_ENTRY when it does not
+ * hold @index (or the pass has no leaf yet).  A leaf that has left the
+ * tree since holds no entry, or a retry entry: the pass reads it under
+ * rcu_read_lock().
+ */
+static inline void *replica_around_leaf_entry(const struct replica_around *ra,
+					      pgoff_t index)
+{
+	unsigned long slot = index - ra->leaf_first;
+
+	if (slot >= XA_CHUNK_SIZE)
+		return XA_RETRY_ENTRY;
+	return rcu_dereference(ra->leaf->slots[slot]);
+}
+
 struct folio *__replica_fault_around_folio(struct folio *original,
 					   struct replica_around *ra);
 
@@ -357,21 +373,14 @@ static inline struct folio *
 replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
 			   struct replica_around *ra)
 {
-	unsigned long slot = original->index - ra->leaf_first;
 	void *entry;
 
 	if (folio_nid(original) == ra->nid || !pte_none(ptep_get(vmf->pte)))
 		return original;
-	if (likely(slot < XA_CHUNK_SIZE)) {
-		/*
-		 * A leaf that has left the tree since holds no entry, or a
-		 * retry entry: the pass reads it under rcu_read_lock().
-		 */
-		entry = rcu_dereference(ra->leaf->slots[slot]);
-		if (likely(replica_copies(entry, original))) {
-			replica_mapped(entry, ra->kinds);
-			return entry;
-		}
+	entry = replica_around_leaf_entry(ra, original->index);
+	if (likely(replica_copies(entry, original))) {
+		replica_mapped(entry, ra->kinds);
+		return entry;
 	}
 	return __replica_fault_around_folio(original, ra);
 }

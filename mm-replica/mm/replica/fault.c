@@ -188,9 +188,11 @@ static void *replica_around_walk(struct replica_around *ra, pgoff_t index)
 struct folio *__replica_fault_around_folio(struct folio *original,
 					   struct replica_around *ra)
 {
-	void *entry = ra->store ? replica_around_walk(ra, original->index) :
-		NULL;
+	void *entry = replica_around_leaf_entry(ra, original->index);
 
+	/* A page of the leaf is looked up already: walk only to another. */
+	if (xa_is_retry(entry) && ra->store)
+		entry = replica_around_walk(ra, original->index);
 	if (replica_copies(entry, original)) {
 		replica_mapped(entry, ra->kinds);
 		return entry;
