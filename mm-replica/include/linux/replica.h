@@ -36,6 +36,12 @@ struct vm_fault;
 #define REPLICA_KIND_READ	BIT(3)	/* read(2), splice(2), sendfile(2) */
 #define REPLICA_KIND_ADVISED	BIT(4)	/* a range opted in: MADV_REPLICATE */
 
+/*
+ * Kept with the kinds in replica_info::use: the replica was mapped or read
+ * since reclaim last looked at it, which earns it a second chance.
+ */
+#define REPLICA_USED		BIT(7)
+
 /**
  * struct replica_request - the question a policy is asked
  * @vma: the mapping that takes a read fault, or NULL for a read(2)
@@ -113,14 +119,15 @@ int replica_policy_register(struct replica_policy *policy);
 /**
  * struct replica_info - what a replica remembers, at folio->private
  * @original: the page-cache folio it copies, referenced
+ * @use: the REPLICA_KIND_* of the requests it served, and REPLICA_USED
+ *	while it has been used since reclaim last looked; atomic, since
+ *	reclaim clears REPLICA_USED under no lock that the users hold
  * @tier: its enum replica_tier
- * @kinds: REPLICA_KIND_* of the requests it served, under the original's
- *	folio lock
  */
 struct replica_info {
 	struct folio *original;
+	atomic_long_t use;
 	u8 tier;
-	u8 kinds;
 };
 
 static inline struct replica_info *replica_info(struct folio *replica)
@@ -235,32 +242,43 @@ static inline void replica_fault(struct vm_fault *vmf)
 }
 
 /**
- * replica_mapped - count a replica that is mapped again
- * @replica: a replica in the store, about to be mapped
- * @kinds: REPLICA_KIND_* of the mapping
+ * replica_note_use - record that a replica served a request
+ * @replica: a replica in the store
+ * @use: REPLICA_USED and the REPLICA_KIND_* of the request
  *
- * Context: the original's folio lock held.
+ * Context: @replica stays in the store: its lock or its original's held.
  */
-static inline void replica_mapped(struct folio *replica, unsigned int kinds)
+static inline void replica_note_use(struct folio *replica, unsigned long use)
 {
 	struct replica_info *info = replica_info(replica);
 
 	/*
-	 * Every CPU of the node that maps the page reads the info: write it
-	 * only when there is something new to say.
+	 * One test covers the kinds and reclaim's second chance.  Every CPU
+	 * of the node that maps the page reads the word: write it only when
+	 * there is something new to say.
 	 */
-	if (unlikely((info->kinds & kinds) != kinds))
-		info->kinds |= kinds;
-	/* A use, for reclaim's second chance. */
-	if (!folio_test_referenced(replica))
-		folio_set_referenced(replica);
+	if (unlikely(~atomic_long_read(&info->use) & use))
+		atomic_long_or(use, &info->use);
+}
+
+/**
+ * replica_mapped - count a replica that is mapped again
+ * @replica: a replica in the store, about to be mapped
+ * @use: REPLICA_USED and the REPLICA_KIND_* of the mapping
+ *
+ * Context: the original's folio lock held.
+ */
+static inline void replica_mapped(struct folio *replica, unsigned long use)
+{
+	replica_note_use(replica, use);
 	count_vm_event(REPLICA_MAP);
 }
 
 /**
  * struct replica_around - replication state of one fault-around pass
  * @nid: node whose replicas to map, or NUMA_NO_NODE to map originals
- * @kinds: REPLICA_KIND_* of the faulting mapping
+ * @use: what mapping a replica records: REPLICA_USED and the
+ *	REPLICA_KIND_* of the faulting mapping
  * @may_create: 1 if the node takes new replicas, so that a remote original
  *	without a replica is left to the fault path rather than mapped, 0 if
  *	not, -1 until a page of the pass needs to know
@@ -273,8 +291,8 @@ static inline void replica_mapped(struct folio *replica, unsigned int kinds)
  */
 struct replica_around {
 	int nid;
-	unsigned int kinds;
 	int may_create;
+	unsigned long use;
 	struct xa_node *leaf;
 	pgoff_t leaf_first;
 	struct xarray *store;
@@ -379,7 +397,7 @@ replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
 		return original;
 	entry = replica_around_leaf_entry(ra, original->index);
 	if (likely(replica_copies(entry, original))) {
-		replica_mapped(entry, ra->kinds);
+		replica_mapped(entry, ra->use);
 		return entry;
 	}
 	return __replica_fault_around_folio(original, ra);

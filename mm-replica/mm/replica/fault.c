@@ -112,7 +112,7 @@ void __replica_fault(struct vm_fault *vmf)
 			replica_collapse_range(mapping, req.index, req.index);
 			return;
 		}
-		replica_mapped(replica, req.kinds);
+		replica_mapped(replica, req.kinds | REPLICA_USED);
 	} else if (replica_node_has_room(req.nid)) {
 		replica = replica_create(tree, original, &req, policy, tier);
 		if (!replica)
@@ -144,7 +144,7 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 	if (!replica_policy_wants(&req, NULL))
 		return;
 	ra->nid = req.nid;
-	ra->kinds = req.kinds;
+	ra->use = req.kinds | REPLICA_USED;
 	ra->may_create = -1;
 	ra->leaf_first = REPLICA_NO_LEAF;
 	tree = READ_ONCE(vma->vm_file->f_mapping->i_replicas);
@@ -194,7 +194,7 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 	if (xa_is_retry(entry) && ra->store)
 		entry = replica_around_walk(ra, original->index);
 	if (replica_copies(entry, original)) {
-		replica_mapped(entry, ra->kinds);
+		replica_mapped(entry, ra->use);
 		return entry;
 	}
 	if (!replica_original_ok(original))

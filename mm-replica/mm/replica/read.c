@@ -62,11 +62,11 @@ struct folio *__replica_read_folio(struct folio *original,
 								 rr->nid,
 								 original);
 
+			if (current_copy)
+				replica_note_use(replica, REPLICA_KIND_READ |
+							  REPLICA_USED);
 			folio_unlock(replica);
 			if (current_copy) {
-				/* A use, for reclaim's second chance. */
-				if (!folio_test_referenced(replica))
-					folio_set_referenced(replica);
 				count_vm_event(REPLICA_READ);
 				return replica;
 			}

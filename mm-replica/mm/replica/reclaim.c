@@ -40,7 +40,10 @@ static enum lru_status replica_isolate(struct list_head *item,
 	struct replica_isolate *isolate = arg;
 	struct folio *original;
 
-	if (isolate->second_chance && folio_test_clear_referenced(replica))
+	/* On the list, the replica is in the store and has its info. */
+	if (isolate->second_chance &&
+	    atomic_long_fetch_andnot(REPLICA_USED,
+				     &replica_info(replica)->use) & REPLICA_USED)
 		return LRU_ROTATE;
 	/*
 	 * A replica being mapped, made or collapsed, or whose original is
@@ -56,7 +59,8 @@ static enum lru_status replica_isolate(struct list_head *item,
 		folio_unlock(replica);
 		goto busy;
 	}
-	if (replica_info(replica)->kinds & isolate->keep_kinds) {
+	if (atomic_long_read(&replica_info(replica)->use) &
+	    isolate->keep_kinds) {
 		folio_unlock(original);
 		folio_unlock(replica);
 		return LRU_ROTATE;
