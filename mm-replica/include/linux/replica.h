@@ -282,10 +282,10 @@ static inline void replica_mapped(struct folio *replica, unsigned long use)
  * @may_create: 1 if the node takes new replicas, so that a remote original
  *	without a replica is left to the fault path rather than mapped, 0 if
  *	not, -1 until a page of the pass needs to know
- * @leaf: the leaf node of the store that held the last page looked up;
- *	fault-around goes up the file, so the next one is most often in the
- *	same node, which the pass reads without a walk
- * @leaf_first: the index of @leaf's first slot, or REPLICA_NO_LEAF
+ * @leaf_slots: the slots of the leaf node of the store that held the last
+ *	page looked up; fault-around goes up the file, so the next one is
+ *	most often in the same node, which the pass reads without a walk
+ * @leaf_first: the index of the leaf's first slot, or REPLICA_NO_LEAF
  * @store: the store of @nid's replicas, for a walk, or NULL while the
  *	file has none
  */
@@ -293,7 +293,7 @@ struct replica_around {
 	int nid;
 	int may_create;
 	unsigned long use;
-	struct xa_node *leaf;
+	void __rcu **leaf_slots;
 	pgoff_t leaf_first;
 	struct xarray *store;
 };
@@ -336,42 +336,38 @@ static inline bool replica_fault_around_wanted(const struct replica_around *ra)
 }
 
 /*
- * Whether what the store held is a replica of @original: a pointer, not a
- * read count (a value entry, bit 0 set) or an internal entry (bits 10), and
- * a copy of @original.  Only a replica of the page-cache folio we hold
- * locked is sure to stay in the store, but the info of any other one is
- * still there to look at: a replica that copies a folio no longer in the
- * page cache is freed after an RCU grace period.
+ * Every entry of a store that is not a replica is a small number: NULL, a
+ * read count (a value entry; counts saturate at the largest read_threshold,
+ * see mm/replica/store.c) or one of the xarray's internal entries, which
+ * are below 4096 (xa_is_node() relies on that too).  A replica is a folio
+ * pointer, above them all.
  */
-static inline bool replica_copies(void *entry, struct folio *original)
-{
-	return entry && !((unsigned long)entry & 3) &&
-	       replica_info(entry)->original == original;
-}
+#define REPLICA_STORE_SMALL	4096UL
 
 /*
- * What the pass's leaf holds at @index, or XA_RETRY_ENTRY when it does not
- * hold @index (or the pass has no leaf yet).  A leaf that has left the
- * tree since holds no entry, or a retry entry: the pass reads it under
- * rcu_read_lock().
+ * Whether what the store held is a replica of @original that may be
+ * mapped: a pointer, a copy of @original, and not poisoned (a poisoned
+ * page is never mapped, as for the page cache).  Only a replica of the
+ * page-cache folio we hold locked is sure to stay in the store, but the
+ * info of any other one is still there to look at: a replica that copies
+ * a folio no longer in the page cache is freed after an RCU grace period.
  */
-static inline void *replica_around_leaf_entry(const struct replica_around *ra,
-					      pgoff_t index)
+static inline bool replica_mappable(void *entry, struct folio *original)
 {
-	unsigned long slot = index - ra->leaf_first;
-
-	if (slot >= XA_CHUNK_SIZE)
-		return XA_RETRY_ENTRY;
-	return rcu_dereference(ra->leaf->slots[slot]);
+	return (unsigned long)entry >= REPLICA_STORE_SMALL &&
+	       replica_info(entry)->original == original &&
+	       !folio_test_hwpoison(entry);
 }
 
+void *replica_around_walk(struct replica_around *ra, pgoff_t index);
 struct folio *__replica_fault_around_folio(struct folio *original,
-					   struct replica_around *ra);
+					   struct replica_around *ra,
+					   void *entry);
 
 /**
  * replica_fault_around_folio - the folio fault-around should map
- * @vmf: the fault, its pte pointing at the entry of @original
  * @original: a locked page-cache folio that fault-around is about to map
+ *	at an empty page table entry
  * @ra: the state from replica_fault_around_start(), for which
  *	replica_fault_around_wanted() is true
  *
@@ -380,7 +376,8 @@ struct folio *__replica_fault_around_folio(struct folio *original,
  * replica's lock nor a reference on it: whoever takes a replica out of the
  * store holds its original's lock, so @original's lock keeps a replica of
  * it in the store, with the store's reference (see mm/replica/store.c).
- * What is mapped already stays, and is no new use of a replica.
+ * The caller asks only for entries that are still empty: what is mapped
+ * already stays, and is no new use of a replica.
  *
  * Context: rcu_read_lock() and the page table lock held.
  * Return: @original, a local replica to map instead (its reference comes
@@ -388,19 +385,27 @@ struct folio *__replica_fault_around_folio(struct folio *original,
  * NULL to map nothing and leave the page to the fault path.
  */
 static inline struct folio *
-replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
-			   struct replica_around *ra)
+replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 {
+	unsigned long slot;
 	void *entry;
 
-	if (folio_nid(original) == ra->nid || !pte_none(ptep_get(vmf->pte)))
+	if (folio_nid(original) == ra->nid)
 		return original;
-	entry = replica_around_leaf_entry(ra, original->index);
-	if (likely(replica_copies(entry, original))) {
+	/*
+	 * A leaf that has left the tree since holds no entry, or a retry
+	 * entry: the pass reads it under rcu_read_lock().
+	 */
+	slot = original->index - ra->leaf_first;
+	if (likely(slot < XA_CHUNK_SIZE))
+		entry = rcu_dereference(ra->leaf_slots[slot]);
+	else
+		entry = replica_around_walk(ra, original->index);
+	if (likely(replica_mappable(entry, original))) {
 		replica_mapped(entry, ra->use);
 		return entry;
 	}
-	return __replica_fault_around_folio(original, ra);
+	return __replica_fault_around_folio(original, ra, entry);
 }
 
 /* The read path: mm/replica/read.c */
@@ -500,8 +505,7 @@ static inline bool replica_fault_around_wanted(const struct replica_around *ra)
 }
 
 static inline struct folio *
-replica_fault_around_folio(struct vm_fault *vmf, struct folio *original,
-			   struct replica_around *ra)
+replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 {
 	return original;
 }

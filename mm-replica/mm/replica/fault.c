@@ -151,20 +151,31 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 	ra->store = tree ? &tree->nodes[req.nid] : NULL;
 }
 
-/*
- * What the store holds at @index, and the leaf node it is in, for the next
- * pages of the pass.  This is xas_load() for a store that has no
+/**
+ * replica_around_walk - look a page up in the store from its root
+ * @ra: the fault-around pass
+ * @index: the page
+ *
+ * For the first page of a pass, or the first of another leaf node: finds
+ * what the store holds at @index, and remembers the leaf node it is in for
+ * the next pages of the pass.  This is xas_load() for a store that has no
  * multi-index entries, without the xa_state: each pass walks once, and
  * with xas_load() the walk cost about twice as much (126 instructions a
  * pass against 64, in make bench's fault case).  A node on the way that
  * has left the tree holds no entry, or retry entries, which end the walk:
  * the fault path looks again.
+ *
+ * Context: rcu_read_lock() held.
+ * Return: the entry at @index, NULL if there is none.
  */
-static void *replica_around_walk(struct replica_around *ra, pgoff_t index)
+void *replica_around_walk(struct replica_around *ra, pgoff_t index)
 {
-	void *entry = rcu_dereference(ra->store->xa_head);
 	struct xa_node *node;
+	void *entry;
 
+	if (!ra->store)
+		return NULL;
+	entry = rcu_dereference(ra->store->xa_head);
 	ra->leaf_first = REPLICA_NO_LEAF;
 	if (!xa_is_node(entry))
 		return index ? NULL : entry;
@@ -180,22 +191,32 @@ static void *replica_around_walk(struct replica_around *ra, pgoff_t index)
 			return NULL;
 		node = xa_to_node(entry);
 	}
-	ra->leaf = node;
+	ra->leaf_slots = node->slots;
 	ra->leaf_first = index & ~(pgoff_t)XA_CHUNK_MASK;
 	return entry;
 }
 
+/**
+ * __replica_fault_around_folio - fault-around of a page with no replica
+ * @original: as for replica_fault_around_folio()
+ * @ra: the fault-around pass
+ * @entry: what the pass found in the store at @original's index, no
+ *	replica of @original that may be mapped
+ *
+ * Context: rcu_read_lock() and the page table lock held.
+ * Return: as for replica_fault_around_folio().
+ */
 struct folio *__replica_fault_around_folio(struct folio *original,
-					   struct replica_around *ra)
+					   struct replica_around *ra,
+					   void *entry)
 {
-	void *entry = replica_around_leaf_entry(ra, original->index);
-
-	/* A page of the leaf is looked up already: walk only to another. */
-	if (xa_is_retry(entry) && ra->store)
+	/* The leaf left the store since the pass found it: walk again. */
+	if (xa_is_retry(entry)) {
 		entry = replica_around_walk(ra, original->index);
-	if (replica_copies(entry, original)) {
-		replica_mapped(entry, ra->use);
-		return entry;
+		if (replica_mappable(entry, original)) {
+			replica_mapped(entry, ra->use);
+			return entry;
+		}
 	}
 	if (!replica_original_ok(original))
 		return original;

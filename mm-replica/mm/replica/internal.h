@@ -18,6 +18,8 @@
 /* The policy registry: mm/replica/policy.c */
 
 #define REPLICA_POLICY_NAME_MAX	32
+/* Read counts saturate here: see REPLICA_STORE_SMALL. */
+#define REPLICA_READ_THRESHOLD_MAX	1000
 
 extern const struct replica_policy __rcu *replica_current;
 extern struct replica_policy replica_policy_none;

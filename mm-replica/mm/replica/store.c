@@ -324,6 +324,11 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 		if (old && !xa_is_value(old))
 			return 0;
 		count = old ? xa_to_value(old) + 1 : 1;
+		/* Fault-around tells replicas from other entries by size. */
+		BUILD_BUG_ON((unsigned long)xa_mk_value(REPLICA_READ_THRESHOLD_MAX)
+			     >= REPLICA_STORE_SMALL);
+		if (count > REPLICA_READ_THRESHOLD_MAX)
+			return REPLICA_READ_THRESHOLD_MAX;
 		found = xa_cmpxchg(xa, index, old, xa_mk_value(count),
 				   REPLICA_META_GFP);
 		if (found == old)

@@ -17,8 +17,6 @@
 
 #include "internal.h"
 
-#define REPLICA_READ_THRESHOLD_MAX	1000
-
 static char replica_boot_policy[REPLICA_POLICY_NAME_MAX] __initdata =
 	CONFIG_MM_REPLICA_DEFAULT_POLICY;
 

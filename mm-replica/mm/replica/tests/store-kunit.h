@@ -133,6 +133,7 @@ static void replica_store_counts_remote_reads(struct kunit *test)
 	struct replica_store_test *st = test->priv;
 	struct replica_tree *tree = replica_tree_get(store_mapping(st));
 	struct folio *replica;
+	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, tree);
 	KUNIT_EXPECT_EQ(test, 1UL, replica_count_read(tree, st->nid, 3));
@@ -140,6 +141,16 @@ static void replica_store_counts_remote_reads(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 1UL, replica_count_read(tree, st->nid, 4));
 	/* A count is no replica. */
 	KUNIT_EXPECT_NULL(test, store_lookup(test, 3));
+
+	/* Counts saturate, below what fault-around takes for a replica. */
+	for (i = 1; i < REPLICA_READ_THRESHOLD_MAX; i++)
+		replica_count_read(tree, st->nid, 4);
+	KUNIT_EXPECT_EQ(test, (unsigned long)REPLICA_READ_THRESHOLD_MAX,
+			replica_count_read(tree, st->nid, 4));
+	KUNIT_EXPECT_LT(test, (unsigned long)xa_load(&tree->nodes[st->nid], 4),
+			REPLICA_STORE_SMALL);
+	KUNIT_EXPECT_FALSE(test, replica_mappable(xa_load(&tree->nodes[st->nid],
+							  4), NULL));
 
 	/* The replica takes the count's place; reads are no longer counted. */
 	replica = store_make(test, 3);
