@@ -112,6 +112,12 @@ void __replica_fault(struct vm_fault *vmf)
 			replica_collapse_range(mapping, req.index, req.index);
 			return;
 		}
+		/* A poisoned page is never mapped: map the original. */
+		if (folio_test_hwpoison(replica)) {
+			folio_unlock(replica);
+			folio_put(replica);
+			return;
+		}
 		replica_mapped(replica, req.kinds | REPLICA_USED);
 	} else if (replica_node_has_room(req.nid)) {
 		replica = replica_create(tree, original, &req, policy, tier);
