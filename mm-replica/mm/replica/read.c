@@ -58,18 +58,15 @@ struct folio *__replica_read_folio(struct folio *original,
 		 * Busy, it is being made or taken out: read the original.
 		 */
 		if (folio_trylock(replica)) {
-			bool current_copy = replica_current_copy(tree, replica,
-								 rr->nid,
-								 original);
-
-			if (current_copy)
+			if (replica_current_copy(tree, replica, rr->nid,
+						 original)) {
 				replica_note_use(replica, REPLICA_KIND_READ |
 							  REPLICA_USED);
-			folio_unlock(replica);
-			if (current_copy) {
+				folio_unlock(replica);
 				count_vm_event(REPLICA_READ);
 				return replica;
 			}
+			folio_unlock(replica);
 		}
 		folio_put(replica);
 		return NULL;

@@ -309,8 +309,9 @@ fail:
 }
 
 /*
- * Count a remote read of @index by @nid; returns the count so far, or 0 if
- * a replica appeared meanwhile or the count could not be kept.
+ * Count a remote read of @index by @nid; returns the count so far, which
+ * stops at REPLICA_READ_THRESHOLD_MAX, or 0 if a replica appeared meanwhile
+ * or the count could not be kept.
  */
 unsigned long replica_count_read(struct replica_tree *tree, int nid,
 				 pgoff_t index)
@@ -319,14 +320,14 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 	unsigned long count;
 	void *old, *found;
 
+	/* Fault-around tells replicas from other entries by size. */
+	BUILD_BUG_ON((unsigned long)xa_mk_value(REPLICA_READ_THRESHOLD_MAX) >=
+		     REPLICA_STORE_SMALL);
 	old = xa_load(xa, index);
 	for (;;) {
 		if (old && !xa_is_value(old))
 			return 0;
 		count = old ? xa_to_value(old) + 1 : 1;
-		/* Fault-around tells replicas from other entries by size. */
-		BUILD_BUG_ON((unsigned long)xa_mk_value(REPLICA_READ_THRESHOLD_MAX)
-			     >= REPLICA_STORE_SMALL);
 		if (count > REPLICA_READ_THRESHOLD_MAX)
 			return REPLICA_READ_THRESHOLD_MAX;
 		found = xa_cmpxchg(xa, index, old, xa_mk_value(count),
