@@ -21,6 +21,7 @@
 #include <linux/vmstat.h>
 #include <linux/xarray.h>
 
+struct mem_cgroup;
 struct pipe_inode_info;
 struct vm_area_struct;
 struct vm_fault;
@@ -149,20 +150,11 @@ void replica_mapping_release(struct address_space *mapping);
 
 /* What writers call: mm/replica/collapse.c */
 
-void __replica_collapse_for_write(struct address_space *mapping);
-
-/**
- * replica_collapse_for_write - drop every replica of a file opened for write
- * @mapping: the file's mapping
- *
- * Context: the caller has made itself visible as a writer with a fully
- * ordered increment of i_writecount (get_write_access()).
+/*
+ * get_write_access() calls __replica_collapse_for_write(), declared in
+ * <linux/fs.h>: every writer, with or without an open file, removes the
+ * replicas of the file.
  */
-static inline void replica_collapse_for_write(struct address_space *mapping)
-{
-	if (static_branch_unlikely(&replica_active))
-		__replica_collapse_for_write(mapping);
-}
 
 void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
 			      pgoff_t last);
@@ -408,6 +400,92 @@ replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 	return __replica_fault_around_folio(original, ra, entry);
 }
 
+/* What the kernel's movers call: mm/replica/movers.c */
+
+/*
+ * Whether @folio is a page-cache folio of a file that has had replicas, so
+ * that some may hold it now.  Replicas exist only while a policy other
+ * than "none" is current.  The caller holds the folio's lock, or
+ * rcu_read_lock(), under which a mapping that a truncation took the folio
+ * from meanwhile is still there to read: inodes are freed after a grace
+ * period.
+ */
+static inline bool replica_may_have_copies(const struct folio *folio)
+{
+	const struct address_space *mapping = READ_ONCE(folio->mapping);
+
+	if (!static_branch_unlikely(&replica_active) || !mapping ||
+	    ((unsigned long)mapping & PAGE_MAPPING_FLAGS) ||
+	    folio_test_replica(folio))
+		return false;
+	return READ_ONCE(mapping->i_replicas);
+}
+
+bool __replica_free_copies(struct folio *original, bool may_wait);
+
+/**
+ * replica_free_copies - drop the replicas that hold a page-cache folio
+ * @folio: a locked folio that migration or reclaim is about to move or free
+ * @may_wait: sleep for the lock of a busy replica
+ *
+ * A replica holds a reference on its original, which keeps the original
+ * from migrating and from leaving the page cache.  Replicas are copies
+ * that the next fault makes again: unmap and drop them.
+ *
+ * Return: true if no replica holds @folio any more.
+ */
+static inline bool replica_free_copies(struct folio *folio, bool may_wait)
+{
+	if (!replica_may_have_copies(folio))
+		return true;
+	return __replica_free_copies(folio, may_wait);
+}
+
+int __replica_referenced(struct folio *original, int is_locked,
+			 struct mem_cgroup *memcg, unsigned long *vm_flags);
+
+/**
+ * replica_referenced - count the references made through a folio's replicas
+ * @folio: a folio whose references folio_referenced() counts
+ * @is_locked: the caller holds @folio's lock
+ * @memcg: count only references from tasks in this memory cgroup, if set
+ * @vm_flags: the vm_flags of the referencing mappings are added here
+ *
+ * Tasks on other nodes use the page through its replicas: reclaim should
+ * see those uses as uses of the page, as it would without replication.
+ *
+ * Return: the number of referencing mappings, or -1 if a lock was busy.
+ */
+static inline int replica_referenced(struct folio *folio, int is_locked,
+				     struct mem_cgroup *memcg,
+				     unsigned long *vm_flags)
+{
+	if (!static_branch_unlikely(&replica_active))
+		return 0;
+	return __replica_referenced(folio, is_locked, memcg, vm_flags);
+}
+
+bool replica_evict(struct folio *replica, bool may_wait);
+bool replica_evict_page(struct page *page, bool may_wait);
+enum mf_result replica_memory_failure(struct folio *replica);
+
+/**
+ * replica_mapped_original - the page-cache folio behind a mapped folio
+ * @folio: a folio that a present page table entry maps, whose page table
+ *	lock the caller holds
+ *
+ * Those who move the pages of a range (move_pages(2), mbind(2)) move the
+ * page cache: a replica stands for its original.  A replica mapped by an
+ * entry stays in the store with its original until the entry is gone.
+ *
+ * Return: the original if @folio is a replica, else @folio.
+ */
+static inline struct folio *replica_mapped_original(struct folio *folio)
+{
+	return folio_test_replica(folio) ? replica_info(folio)->original :
+					   folio;
+}
+
 /* The read path: mm/replica/read.c */
 
 /**
@@ -472,7 +550,6 @@ static inline void replica_mapping_release(struct address_space *mapping) { }
 
 /* What writers call: mm/replica/collapse.c */
 
-static inline void replica_collapse_for_write(struct address_space *mapping) { }
 static inline void replica_block_begin(struct address_space *mapping,
 				       pgoff_t first, pgoff_t last) { }
 static inline void replica_block_end(struct address_space *mapping) { }
@@ -508,6 +585,40 @@ static inline struct folio *
 replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 {
 	return original;
+}
+
+/* What the kernel's movers call: mm/replica/movers.c */
+
+static inline bool replica_free_copies(struct folio *folio, bool may_wait)
+{
+	return true;
+}
+
+static inline int replica_referenced(struct folio *folio, int is_locked,
+				     struct mem_cgroup *memcg,
+				     unsigned long *vm_flags)
+{
+	return 0;
+}
+
+static inline bool replica_evict(struct folio *replica, bool may_wait)
+{
+	return false;
+}
+
+static inline bool replica_evict_page(struct page *page, bool may_wait)
+{
+	return false;
+}
+
+static inline enum mf_result replica_memory_failure(struct folio *replica)
+{
+	return MF_IGNORED;
+}
+
+static inline struct folio *replica_mapped_original(struct folio *folio)
+{
+	return folio;
 }
 
 /* The read path: mm/replica/read.c */

@@ -8,6 +8,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/vmstat.h>
 #include <linux/xarray.h>
@@ -16,7 +17,12 @@
 
 static bool replica_vma_ok(struct vm_area_struct *vma)
 {
-	if (!vma->vm_file || userfaultfd_armed(vma))
+	/*
+	 * A fault for a long-term pin maps the original: what is pinned must
+	 * show later writes to the file, as a page-cache page does.
+	 */
+	if (!vma->vm_file || userfaultfd_armed(vma) ||
+	    (current->flags & PF_MEMALLOC_PIN))
 		return false;
 	if (vma->vm_flags & (VM_LOCKED | VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP |
 			     VM_IO | VM_NOREPLICATE))
@@ -80,7 +86,8 @@ void __replica_fault(struct vm_fault *vmf)
 	if (!replica_vma_ok(vma))
 		return;
 	mapping = vma->vm_file->f_mapping;
-	if (original->mapping != mapping || !replica_original_ok(original))
+	if (original->mapping != mapping ||
+	    !replica_original_ok(original, mapping))
 		return;
 	req.nid = numa_mem_id();
 	if (folio_nid(original) == req.nid || replica_writers(mapping))
@@ -224,7 +231,8 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 			return entry;
 		}
 	}
-	if (!replica_original_ok(original))
+	/* Locked and in the page cache: its mapping holds still. */
+	if (!replica_original_ok(original, original->mapping))
 		return original;
 	if (ra->may_create < 0)
 		ra->may_create = replica_node_has_room(ra->nid);

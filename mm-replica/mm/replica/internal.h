@@ -65,13 +65,20 @@ static inline bool replica_mapping_ok(struct address_space *mapping)
 }
 
 /*
- * Originals a replica may hold: uptodate single pages that need not stay
- * migratable, since the replica's reference keeps them from moving.
+ * Originals a replica may copy, of @mapping: uptodate single pages whose
+ * bytes nothing but a writer changes.  Writeback zeroes what a shared mapping wrote past
+ * EOF in the folio that ends the file, after its writer is gone: while
+ * that folio is dirty or under writeback, it is not copied.
  */
-static inline bool replica_original_ok(struct folio *original)
+static inline bool replica_original_ok(struct folio *original,
+				       struct address_space *mapping)
 {
-	return !folio_test_large(original) && folio_test_uptodate(original) &&
-	       folio_is_longterm_pinnable(original);
+	if (folio_test_large(original) || !folio_test_uptodate(original))
+		return false;
+	if (!folio_test_dirty(original) && !folio_test_writeback(original))
+		return true;
+	return folio_pos(original) + folio_size(original) <=
+	       i_size_read(mapping->host);
 }
 
 /* Whether anybody may change the file's page cache, now or about to. */
@@ -113,6 +120,8 @@ struct folio *replica_find_get(struct replica_tree *tree, int nid,
 			       pgoff_t index);
 void replica_unlink(struct replica_tree *tree, struct folio *replica,
 		    bool on_lru);
+bool replica_take(struct folio *replica, bool may_wait);
+void replica_unmap(struct folio *replica);
 void replica_release(struct folio *replica);
 struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 			     const struct replica_request *req,

@@ -45,8 +45,8 @@ struct folio *__replica_read_folio(struct folio *original,
 	struct replica_tree *tree;
 	struct folio *replica;
 
-	if (folio_nid(original) == rr->nid || !mapping ||
-	    !replica_original_ok(original))
+	if (folio_nid(original) == rr->nid || mapping != rr->file->f_mapping ||
+	    !replica_original_ok(original, mapping))
 		return NULL;
 	tree = READ_ONCE(mapping->i_replicas);
 	replica = tree ? replica_find_get(tree, rr->nid, original->index) :
@@ -55,11 +55,13 @@ struct folio *__replica_read_folio(struct folio *original,
 		/*
 		 * Under its lock, a replica still in the store has its info:
 		 * whoever takes it out holds the lock until it is released.
-		 * Busy, it is being made or taken out: read the original.
+		 * Busy, it is being made or taken out: read the original, as
+		 * for a poisoned replica, which memory failure is dropping.
 		 */
 		if (folio_trylock(replica)) {
 			if (replica_current_copy(tree, replica, rr->nid,
-						 original)) {
+						 original) &&
+			    !folio_test_hwpoison(replica)) {
 				replica_note_use(replica, REPLICA_KIND_READ |
 							  REPLICA_USED);
 				folio_unlock(replica);
@@ -82,7 +84,8 @@ struct folio *__replica_read_folio(struct folio *original,
 	if (!folio_trylock(original))
 		return NULL;
 	replica = NULL;
-	if (original->mapping == mapping && replica_original_ok(original)) {
+	if (original->mapping == mapping &&
+	    replica_original_ok(original, mapping)) {
 		req.vma = NULL;
 		req.file = rr->file;
 		req.index = original->index;

@@ -9,7 +9,6 @@
 #include <linux/list_lru.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
-#include <linux/rmap.h>
 #include <linux/sched.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
@@ -75,8 +74,7 @@ busy:
 
 /*
  * Unmap and release the replicas isolated from the LRU, locked with their
- * originals.  An mlocked mapping loses its replica too: its next access
- * maps the original, which is as resident.  Returns how many were released.
+ * originals.  Returns how many were released.
  */
 static unsigned long replica_dispose(struct list_head *dispose)
 {
@@ -91,12 +89,7 @@ static unsigned long replica_dispose(struct list_head *dispose)
 		list_del_init(&replica->lru);
 		replica_unlink(READ_ONCE(mapping->i_replicas), replica, false);
 		folio_unlock(original);
-		if (folio_mapped(replica))
-			try_to_unmap(replica, TTU_SYNC | TTU_IGNORE_MLOCK);
-		/* What the rmap walk could not unmap, the range zap does. */
-		if (folio_mapped(replica))
-			unmap_mapping_pages(mapping, replica->index, 1, false);
-		VM_WARN_ON_ONCE_FOLIO(folio_mapped(replica), replica);
+		replica_unmap(replica);
 		replica_release(replica);
 		released++;
 	}

@@ -40,6 +40,7 @@
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
+#include <linux/rmap.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/vmstat.h>
@@ -48,10 +49,12 @@
 
 /*
  * Replicas are an optimisation: take them only from the target node's free
- * memory (no reclaim, no kswapd wake-up, no warning), as reclaimable rather
- * than movable memory, since they cannot be migrated but can be shrunk.
+ * memory (no reclaim, no kswapd wake-up, no warning).  They are movable
+ * memory, in movable pageblocks, ZONE_MOVABLE and CMA like the page cache:
+ * compaction, memory offlining and alloc_contig_range() drop the replicas
+ * they meet (see mm/replica/movers.c).
  */
-#define REPLICA_GFP	((GFP_HIGHUSER | __GFP_RECLAIMABLE | __GFP_THISNODE | \
+#define REPLICA_GFP	((GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | \
 			  __GFP_NORETRY | __GFP_NOWARN) & ~__GFP_RECLAIM)
 /* The store's own memory, charged to the task that makes the replica. */
 #define REPLICA_META_GFP	(GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)
@@ -73,7 +76,7 @@ bool replica_node_has_room(int nid)
 	unsigned int max_percent = READ_ONCE(replica_max_percent);
 	int z;
 
-	for (z = 0; z <= ZONE_NORMAL; z++) {
+	for (z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
 
 		if (!managed_zone(zone))
@@ -268,8 +271,11 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 				 REPLICA_META_GFP))
 		goto fail_put;
 
-	folio_copy(replica, original);
+	/* A memory error in the original fails the copy, not the kernel. */
+	if (folio_mc_copy(replica, original))
+		goto fail_put;
 	__folio_set_locked(replica);
+	__folio_set_replica(replica);
 	__folio_mark_uptodate(replica);
 	INIT_LIST_HEAD(&replica->lru);
 	replica->mapping = mapping;
@@ -340,6 +346,84 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 	}
 }
 
+/**
+ * replica_take - take a replica out of the store
+ * @replica: a replica the caller holds a reference on, but not its lock
+ * @may_wait: sleep for the locks if they are busy
+ *
+ * Locks @replica after its original, as the fault path does, and unlinks
+ * it if it is still in the store.  The caller may hold the lock of another
+ * original of the same index (a fault that found the copy of one that
+ * memory failure took out of the page cache): nobody takes them the other
+ * way round.
+ *
+ * Return: true with @replica locked and out of the store, for
+ * replica_unmap() and replica_release(); false if it was no longer in the
+ * store, or a lock was busy and @may_wait is false.
+ */
+bool replica_take(struct folio *replica, bool may_wait)
+{
+	struct replica_tree *tree;
+	struct folio *original;
+
+	if (!folio_trylock(replica)) {
+		if (!may_wait)
+			return false;
+		folio_lock(replica);
+	}
+	/*
+	 * Under its lock, a replica that still has its mapping is in the
+	 * store: whoever takes it out keeps the lock until it is released.
+	 */
+	if (!replica->mapping)
+		goto unlock;
+	/* Only a replica in the store (locked) is sure to have an original. */
+	original = replica_info(replica)->original;
+	folio_get(original);
+	if (!folio_trylock(original)) {
+		if (!may_wait)
+			goto put;
+		folio_unlock(replica);
+		folio_lock(original);
+		folio_lock(replica);
+		if (!replica->mapping) {
+			folio_unlock(original);
+			goto put;
+		}
+	}
+	tree = READ_ONCE(replica->mapping->i_replicas);
+	VM_WARN_ON_ONCE_FOLIO(!replica_in_store(tree, replica, folio_nid(replica),
+						replica->index), replica);
+	replica_unlink(tree, replica, true);
+	folio_unlock(original);
+	folio_put(original);
+	return true;
+
+put:
+	folio_put(original);
+unlock:
+	folio_unlock(replica);
+	return false;
+}
+
+/**
+ * replica_unmap - unmap a replica out of the store from every page table
+ * @replica: a locked replica that replica_take() or a caller holding its
+ *	original's lock took out of the store
+ *
+ * An mlocked mapping loses its replica too: its next access maps the
+ * original, which is as resident.
+ */
+void replica_unmap(struct folio *replica)
+{
+	if (folio_mapped(replica))
+		try_to_unmap(replica, TTU_SYNC | TTU_IGNORE_MLOCK);
+	/* What the rmap walk could not unmap, the range zap does. */
+	if (folio_mapped(replica))
+		unmap_mapping_pages(replica->mapping, replica->index, 1, false);
+	VM_WARN_ON_ONCE_FOLIO(folio_mapped(replica), replica);
+}
+
 /*
  * Take what the store of @nid holds at @index out of it: forget a read
  * count; lock a replica, unlink it and return it, locked and referenced.
@@ -347,43 +431,17 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
 					   pgoff_t index, void *entry)
 {
-	struct folio *replica, *original;
+	struct folio *replica;
 
 	if (xa_is_value(entry)) {
 		xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
 		return NULL;
 	}
 	replica = replica_find_get(tree, nid, index);
-	if (!replica)
-		return NULL;
-	/*
-	 * The original's lock comes first, as in the fault path, and only a
-	 * replica in the store (locked) is sure to have an original.  The
-	 * caller may hold the lock of another original of @index (a fault
-	 * that found the copy of one that memory failure took out of the
-	 * page cache); nobody takes them the other way round.
-	 */
-	folio_lock(replica);
-	if (!replica_in_store(tree, replica, nid, index)) {
-		folio_unlock(replica);
-		folio_put(replica);
-		return NULL;
-	}
-	original = replica_info(replica)->original;
-	folio_get(original);
-	folio_unlock(replica);
-	folio_lock(original);
-	folio_lock(replica);
-	/* Still in the store: still the same copy of @original, we hold it. */
-	if (replica_in_store(tree, replica, nid, index)) {
-		replica_unlink(tree, replica, true);
-	} else {
-		folio_unlock(replica);
+	if (replica && !replica_take(replica, true)) {
 		folio_put(replica);
 		replica = NULL;
 	}
-	folio_unlock(original);
-	folio_put(original);
 	return replica;
 }
 

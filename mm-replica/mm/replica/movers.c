@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NUMA page-cache replication: what the rest of memory management calls
+ * when it moves or frees pages.  A replica holds a reference on its
+ * original, so without these migration would fail on the original and
+ * reclaim could not free it; a replica is on no LRU list and has no
+ * movable_operations, so compaction, memory offlining and memory failure
+ * would not know what to do with it; and a long-term pin of a replica
+ * would keep the bytes of the time of the pin.  A replica is a copy that
+ * the next fault makes again: each of them drops it, unmapping it first.
+ * Moving a replica would cost the same page copy as making it again, and a
+ * replica is mapped through the file rmap (its ->mapping is the file's),
+ * which non-LRU movable pages, whose ->mapping holds their
+ * movable_operations, cannot be.
+ */
+
+#define pr_fmt(fmt) "replica: " fmt
+
+#include <linux/memcontrol.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/rcupdate.h>
+#include <linux/rmap.h>
+#include <linux/vmstat.h>
+
+#include "internal.h"
+
+/* Unmap and release a locked replica that is out of the store. */
+static void replica_drop(struct folio *replica)
+{
+	replica_unmap(replica);
+	replica_release(replica);
+	count_vm_event(REPLICA_EVICT);
+}
+
+/**
+ * __replica_free_copies - drop the replicas of a locked page-cache folio
+ * @original: the folio, locked
+ * @may_wait: sleep for the lock of a busy replica
+ *
+ * The original's lock keeps new replicas from being made: the fault path
+ * makes them under it, read(2) trylocks it.
+ *
+ * Return: true if no replica of @original is left in the store.
+ */
+bool __replica_free_copies(struct folio *original, bool may_wait)
+{
+	struct replica_tree *tree = READ_ONCE(original->mapping->i_replicas);
+	bool all_gone = true;
+	int nid;
+
+	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(original), original);
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		struct folio *replica;
+
+		replica = replica_find_get(tree, nid, original->index);
+		if (!replica)
+			continue;
+		/* We hold the original: the replica's lock comes after it. */
+		if (may_wait) {
+			folio_lock(replica);
+		} else if (!folio_trylock(replica)) {
+			all_gone = false;
+			folio_put(replica);
+			continue;
+		}
+		/*
+		 * The replica at this index may copy another original, one
+		 * memory failure took out of the page cache: not ours to drop.
+		 */
+		if (replica_current_copy(tree, replica, nid, original)) {
+			replica_unlink(tree, replica, true);
+			replica_drop(replica);
+		} else {
+			folio_unlock(replica);
+		}
+		folio_put(replica);
+	}
+	return all_gone;
+}
+
+/**
+ * __replica_referenced - references to a page-cache folio through its replicas
+ * @original: the folio
+ * @is_locked: the caller holds @original's lock
+ * @memcg: count only references from tasks in this memory cgroup, if set
+ * @vm_flags: the vm_flags of the referencing mappings are added here
+ *
+ * Return: the number of mappings of @original's replicas that referenced
+ * them since the last call, or -1 if @original's lock was busy.
+ */
+int __replica_referenced(struct folio *original, int is_locked,
+			 struct mem_cgroup *memcg, unsigned long *vm_flags)
+{
+	struct replica_tree *tree;
+	int referenced = 0, nid;
+	bool copies;
+
+	/* Unlocked, the folio may leave its mapping and the mapping go. */
+	rcu_read_lock();
+	copies = replica_may_have_copies(original);
+	rcu_read_unlock();
+	if (!copies)
+		return 0;
+	/* Its lock keeps the replicas of @original in the store. */
+	if (!is_locked && !folio_trylock(original))
+		return -1;
+	/* Truncated meanwhile: truncation removed its replicas first. */
+	tree = original->mapping ? READ_ONCE(original->mapping->i_replicas) :
+				   NULL;
+	for (nid = 0; tree && nid < nr_node_ids; nid++) {
+		unsigned long flags;
+		struct folio *replica;
+		int ret;
+
+		replica = replica_find_get(tree, nid, original->index);
+		if (!replica)
+			continue;
+		/* Busy, or its rmap is: as folio_referenced(), a reference. */
+		if (!folio_trylock(replica)) {
+			referenced++;
+		} else {
+			if (replica_current_copy(tree, replica, nid, original)) {
+				ret = folio_referenced(replica, 1, memcg, &flags);
+				referenced += ret < 0 ? 1 : ret;
+				*vm_flags |= flags;
+			}
+			folio_unlock(replica);
+		}
+		folio_put(replica);
+	}
+	if (!is_locked)
+		folio_unlock(original);
+	return referenced;
+}
+
+/**
+ * replica_evict - drop a replica found by its page
+ * @replica: a folio that folio_test_replica() says is a replica, which the
+ *	caller holds a reference on but has not locked
+ * @may_wait: sleep for busy locks
+ *
+ * For those who find a replica by its page frame or its page table entry
+ * rather than by its original: memory failure, compaction, memory
+ * offlining, long-term pins.
+ *
+ * Return: true if this call took @replica out of the store and unmapped
+ * it; it is freed once the caller's and any other reference are gone.
+ */
+bool replica_evict(struct folio *replica, bool may_wait)
+{
+	if (!replica_take(replica, may_wait))
+		return false;
+	replica_drop(replica);
+	return true;
+}
+
+/**
+ * replica_evict_page - drop the replica a page frame holds
+ * @page: a page that a pfn walker (compaction, alloc_contig_range()) found
+ *	with no reference on it
+ * @may_wait: sleep for busy locks
+ *
+ * Return: true if @page held a replica that this call took out of the
+ * store and unmapped; the page is free once other references are gone.
+ */
+bool replica_evict_page(struct page *page, bool may_wait)
+{
+	struct folio *folio = page_folio(page);
+	bool evicted = false;
+
+	if (!folio_try_get(folio))
+		return false;
+	/* Freed and used again meanwhile: then it is not ours to drop. */
+	if (page_folio(page) == folio && folio_test_replica(folio))
+		evicted = replica_evict(folio, may_wait);
+	folio_put(folio);
+	return evicted;
+}
+
+/**
+ * replica_memory_failure - recover from a memory error in a replica
+ * @replica: the replica, with the poisoned page; memory_failure() holds a
+ *	reference on it and keeps it, so that the page is never used again
+ *
+ * A replica is a clean copy of page cache: unmap and drop it, and the tasks
+ * that mapped it fault on their next access and map the original or a new
+ * replica, as for a clean page-cache page, which memory failure drops.
+ *
+ * Return: MF_RECOVERED, or MF_FAILED if somebody else, a GUP pin say,
+ * still holds the poisoned page.
+ */
+enum mf_result replica_memory_failure(struct folio *replica)
+{
+	replica_evict(replica, true);
+	if (folio_ref_count(replica) > 1) {
+		pr_err("%#lx: poisoned replica still referenced by %d users\n",
+		       folio_pfn(replica), folio_ref_count(replica) - 1);
+		return MF_FAILED;
+	}
+	return MF_RECOVERED;
+}
