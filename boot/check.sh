@@ -13,9 +13,9 @@ rm -rf "$out"
 mkdir -p "$out"
 runs=()
 rc=0
-while read -r policy tests; do
+while IFS=$'\t' read -r policy tests params; do
 	case $policy in ''|'#'*) continue ;; esac
-	echo "# boot: replica_policy=$policy, selftests: $tests"
+	echo "# boot: replica_policy=$policy${params:+ $params}, selftests: $tests"
 	case $policy in
 	*[!a-z]*) echo "check: bad line in $boots: $policy $tests" >&2
 		  exit 2 ;;
@@ -27,7 +27,7 @@ while read -r policy tests; do
 		n=$((n + 1))
 		dir=$out/$policy.$n
 	done
-	POLICY=$policy TESTS=$tests \
+	POLICY=$policy TESTS=$tests APPEND="${APPEND:+$APPEND }$params" \
 		"$here/qemu.sh" check "$build" "$initrd" "$stage" "$dir" || rc=1
 	runs+=("$dir/output.log" "$(grep -c . "$dir/tests.list")")
 done < "$boots"

@@ -377,4 +377,70 @@ TEST_F(coherence, shared_mapping_outlives_its_descriptor)
 	EXPECT_REPLICAS_RETURN();
 }
 
+/*
+ * truncate(2) by path is a writer without an open file: like an open for
+ * write, it removes every replica of the file, not only those of the
+ * pages it cuts off.
+ */
+TEST_F(coherence, truncate_by_path)
+{
+	long long collapse0 = vmstat_read("replica_collapse");
+
+	ASSERT_EQ(0, truncate(self->path, LEN / 2));
+	EXPECT_COLLAPSED();
+	EXPECT_LE(collapse0 + NPAGES, vmstat_read("replica_collapse"));
+	self->m->size = LEN / 2;
+	EXPECT_READER_SEES_MODEL();
+	EXPECT_EQ(NPAGES / 2, self->m->sigbus);
+
+	ASSERT_EQ(0, truncate(self->path, LEN));
+	EXPECT_COLLAPSED();
+	self->m->size = LEN;
+	memset(self->m->bytes + LEN / 2, 0, LEN / 2);
+	EXPECT_READER_SEES_MODEL();
+	EXPECT_EQ(0, self->m->sigbus);
+	EXPECT_REPLICAS_RETURN();
+}
+
+/*
+ * A shared mapping writes past EOF in the last page, then goes with its
+ * descriptor: the page is dirty, and writeback will zero what it holds
+ * past EOF.  No replica is made of it meanwhile, so the reader sees what
+ * the page cache holds once it is written back, and zeros there once the
+ * file grows.
+ */
+TEST_F(coherence, dirty_page_past_eof_is_not_replicated)
+{
+	size_t size = LEN - PAGE_SIZE_4K / 2;
+	unsigned char *w;
+	int fd;
+
+	fd = open(self->path, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_COLLAPSED();
+	ASSERT_EQ(0, ftruncate(fd, size));
+	w = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	memset(w + size, 0xee, LEN - size);
+	munmap(w, LEN);
+	close(fd);
+	self->m->size = size;
+
+	/* No writer left: all but the dirty last page are replicated. */
+	ASSERT_EQ(0, ask(self->cmd, self->reply, 'R'));
+	ASSERT_EQ(0, ask(self->cmd, self->reply, 'T'));
+	nodes_summary(_metadata, self->m, "with the last page dirty");
+	EXPECT_EQ(NPAGES - 1, count_on_node(self->m->status, NPAGES, 1));
+	EXPECT_EQ(0, self->m->status[NPAGES - 1]);
+
+	ASSERT_EQ(0, fsync(self->rfd));
+	EXPECT_READER_SEES_MODEL();
+
+	ASSERT_EQ(0, truncate(self->path, LEN));
+	self->m->size = LEN;
+	memset(self->m->bytes + size, 0, LEN - size);
+	EXPECT_READER_SEES_MODEL();
+	EXPECT_REPLICAS_RETURN();
+}
+
 TEST_HARNESS_MAIN

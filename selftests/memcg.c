@@ -158,13 +158,7 @@ static int fill_limited_cgroup(void *arg)
 /* The "oom_kill N" line of the cgroup's memory.events. */
 static long long cgroup_oom_kills(const char *cgroup)
 {
-	char path[256], text[512], *line;
-
-	snprintf(path, sizeof(path), "%s/memory.events", cgroup);
-	if (read_text_file(path, text, sizeof(text)))
-		return -1;
-	line = strstr(text, "oom_kill ");
-	return line ? atoll(line + strlen("oom_kill ")) : -1;
+	return cgroup_read_key(cgroup, "memory.events", "oom_kill");
 }
 
 TEST_F(memcg, a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
@@ -175,12 +169,11 @@ TEST_F(memcg, a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
 		.replicas = self->shared,
 	};
 	long long reclaim0, replicas0;
-	char knob[256], max[32];
+	char max[32];
 	int rc;
 
-	snprintf(knob, sizeof(knob), "%s/memory.max", self->cgroup);
 	snprintf(max, sizeof(max), "%d", LIMIT_MB << 20);
-	ASSERT_EQ(0, write_text_file(knob, max));
+	ASSERT_EQ(0, cgroup_write(self->cgroup, "memory.max", max));
 	replicas0 = node_vmstat_read(1, "nr_replica_pages");
 	reclaim0 = vmstat_read("replica_reclaim");
 

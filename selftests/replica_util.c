@@ -602,15 +602,26 @@ int holder_finish(struct holder *h)
 
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 
-int cgroup_create(char *path, size_t len)
+int cgroup_create_tagged(char *path, size_t len, const char *tag)
 {
 	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
 	    mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL))
 		return -1;
 	if (write_text_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
 		return -1;
-	snprintf(path, len, CGROUP_ROOT "/replica.%d", getpid());
+	snprintf(path, len, CGROUP_ROOT "/replica.%d%s%s", getpid(),
+		 tag ? "." : "", tag ? tag : "");
 	return mkdir(path, 0755);
+}
+
+int cgroup_create(char *path, size_t len)
+{
+	return cgroup_create_tagged(path, len, NULL);
+}
+
+int cgroup_leave(void)
+{
+	return cgroup_enter(CGROUP_ROOT);
 }
 
 int cgroup_enter(const char *path)
@@ -624,10 +635,7 @@ int cgroup_enter(const char *path)
 
 void cgroup_remove(const char *path)
 {
-	char pid[32];
-
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (write_text_file(CGROUP_ROOT "/cgroup.procs", pid) || rmdir(path))
+	if (cgroup_leave() || rmdir(path))
 		perror("cgroup_remove");
 }
 
@@ -645,4 +653,20 @@ long long cgroup_read(const char *path, const char *file)
 		val = -1;
 	fclose(f);
 	return val;
+}
+
+long long cgroup_read_key(const char *path, const char *file, const char *key)
+{
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s/%s", path, file);
+	return read_vmstat_file(fopen(name, "r"), key);
+}
+
+int cgroup_write(const char *path, const char *file, const char *text)
+{
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s/%s", path, file);
+	return write_text_file(name, text);
 }

@@ -163,12 +163,20 @@ int warm_self_on_node(int node);
  * (its path in @path); 0, or -1 with errno set.
  */
 int cgroup_create(char *path, size_t len);
+/* Another one: /sys/fs/cgroup/replica.<pid>.<tag>. */
+int cgroup_create_tagged(char *path, size_t len, const char *tag);
 /* Move the calling task into @path. */
 int cgroup_enter(const char *path);
+/* Move the calling task back to the root cgroup. */
+int cgroup_leave(void);
 /* Move the calling task back to the root cgroup and remove @path. */
 void cgroup_remove(const char *path);
 /* A value of a cgroup file, or -1. */
 long long cgroup_read(const char *path, const char *file);
+/* The value of @key in a cgroup file of "key value" lines, or -1. */
+long long cgroup_read_key(const char *path, const char *file, const char *key);
+/* Write @text to a cgroup file; 0 or -1 with errno set. */
+int cgroup_write(const char *path, const char *file, const char *text);
 
 /**
  * struct holder - a child that keeps a file mapped on a node
