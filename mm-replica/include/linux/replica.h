@@ -17,6 +17,8 @@
 #include <linux/numa.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
+#include <linux/sched.h>
+#include <linux/topology.h>
 #include <linux/types.h>
 #include <linux/vmstat.h>
 #include <linux/xarray.h>
@@ -486,6 +488,28 @@ static inline struct folio *replica_mapped_original(struct folio *folio)
 					   folio;
 }
 
+/* Tasks that move between nodes: mm/replica/follow.c */
+
+/**
+ * replica_task_migrate - note a task's move to another CPU
+ * @p: the task
+ * @new_cpu: the CPU it moves to
+ *
+ * A task that changes node remaps its replicated pages on its way back to
+ * user space (__replica_follow_task(), from resume_user_mode_work()), so
+ * that it uses the copies of its new node.
+ *
+ * Context: set_task_cpu(), with @p's runqueue locked.
+ */
+static inline void replica_task_migrate(struct task_struct *p, int new_cpu)
+{
+	if (static_branch_unlikely(&replica_active) && p->mm &&
+	    cpu_to_node(task_cpu(p)) != cpu_to_node(new_cpu)) {
+		task_set_replica_follow(p);
+		set_tsk_thread_flag(p, TIF_NOTIFY_RESUME);
+	}
+}
+
 /* The read path: mm/replica/read.c */
 
 /**
@@ -620,6 +644,10 @@ static inline struct folio *replica_mapped_original(struct folio *folio)
 {
 	return folio;
 }
+
+/* Tasks that move between nodes: mm/replica/follow.c */
+
+static inline void replica_task_migrate(struct task_struct *p, int new_cpu) { }
 
 /* The read path: mm/replica/read.c */
 

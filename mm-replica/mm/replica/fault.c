@@ -19,10 +19,12 @@ static bool replica_vma_ok(struct vm_area_struct *vma)
 {
 	/*
 	 * A fault for a long-term pin maps the original: what is pinned must
-	 * show later writes to the file, as a page-cache page does.
+	 * show later writes to the file, as a page-cache page does.  So does
+	 * a fault taken for another process (ptrace, process_vm_readv()),
+	 * whose node says nothing of where that process runs.
 	 */
 	if (!vma->vm_file || userfaultfd_armed(vma) ||
-	    (current->flags & PF_MEMALLOC_PIN))
+	    (current->flags & PF_MEMALLOC_PIN) || vma->vm_mm != current->mm)
 		return false;
 	if (vma->vm_flags & (VM_LOCKED | VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP |
 			     VM_IO | VM_NOREPLICATE))
@@ -90,7 +92,8 @@ void __replica_fault(struct vm_fault *vmf)
 	    !replica_original_ok(original, mapping))
 		return;
 	req.nid = numa_mem_id();
-	if (folio_nid(original) == req.nid || replica_writers(mapping))
+	if (folio_nid(original) == req.nid || replica_writers(mapping) ||
+	    !replica_threads_on_node(req.nid))
 		return;
 	req.vma = vma;
 	req.file = vma->vm_file;
@@ -140,6 +143,27 @@ void __replica_fault(struct vm_fault *vmf)
 	vmf->page = &replica->page;
 }
 
+/**
+ * replica_vma_replicated - whether the policy replicates a mapping
+ * @vma: a mapping of the current task's process
+ *
+ * Return: true if faults in @vma by the current task may map replicas.
+ */
+bool replica_vma_replicated(struct vm_area_struct *vma)
+{
+	struct replica_request req = {
+		.vma = vma,
+		.index = vma->vm_pgoff,
+		.nid = numa_mem_id(),
+	};
+
+	if (!replica_vma_ok(vma))
+		return false;
+	req.file = vma->vm_file;
+	req.kinds = replica_vma_kinds(vma);
+	return replica_policy_wants(&req, NULL);
+}
+
 void __replica_fault_around_start(struct vm_fault *vmf,
 				  struct replica_around *ra)
 {
@@ -154,7 +178,8 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 	req.index = vmf->pgoff;
 	req.nid = numa_mem_id();
 	req.kinds = replica_vma_kinds(vma);
-	if (!replica_policy_wants(&req, NULL))
+	if (!replica_threads_on_node(req.nid) ||
+	    !replica_policy_wants(&req, NULL))
 		return;
 	ra->nid = req.nid;
 	ra->use = req.kinds | REPLICA_USED;

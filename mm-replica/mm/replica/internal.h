@@ -132,6 +132,14 @@ unsigned long replica_count_read(struct replica_tree *tree, int nid,
 unsigned long replica_collapse_range(struct address_space *mapping,
 				     pgoff_t first, pgoff_t last);
 
+/* The fault path: mm/replica/fault.c */
+
+bool replica_vma_replicated(struct vm_area_struct *vma);
+
+/* Tasks that move between nodes: mm/replica/follow.c */
+
+bool replica_threads_on_node(int nid);
+
 /* Reclaim: mm/replica/reclaim.c */
 
 extern struct list_lru replica_lru[REPLICA_NR_TIERS];
