@@ -27,7 +27,16 @@ while IFS=$'\t' read -r policy tests params; do
 		n=$((n + 1))
 		dir=$out/$policy.$n
 	done
-	POLICY=$policy TESTS=$tests APPEND="${APPEND:+$APPEND }$params" \
+	# scratch=<fs> is for the guest's runner, the rest for the kernel.
+	scratch=ext4 kparams=
+	for p in $params; do
+		case $p in
+		scratch=*) scratch=${p#scratch=} ;;
+		*) kparams="${kparams:+$kparams }$p" ;;
+		esac
+	done
+	POLICY=$policy TESTS=$tests SCRATCH_FS=$scratch \
+		APPEND="${APPEND:+$APPEND }$kparams" \
 		"$here/qemu.sh" check "$build" "$initrd" "$stage" "$dir" || rc=1
 	runs+=("$dir/output.log" "$(grep -c . "$dir/tests.list")")
 done < "$boots"

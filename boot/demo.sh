@@ -9,7 +9,7 @@ echo
 # A shell workload from the ext4 disk: bash, coreutils, gawk, glibc.
 workload='seq 1 20000 | sort -rn | gawk "{ s += \$1 } END { printf \"sum %d, \", s }"
 	sha256sum /usr/bin/bash | cut -c1-16
-	/usr/bin/sleep 3 & wait'
+	sleep 3 & wait'
 
 run_on() {
 	numactl --cpunodebind="$1" --membind="$1" bash -c "$workload" &
@@ -41,3 +41,26 @@ run_on 1 > /tmp/run1 2>&1; cat /tmp/run1
 echo
 echo "== Replication counters"
 counters
+echo
+
+# The same workload from XFS, which caches files in large folios: they are
+# replicated whole.  Its programs and libraries are copied there, then
+# written back and dropped, so that the run on node 0 caches them.
+if mountpoint -q /xfs 2>/dev/null || grep -q ' /xfs ' /proc/mounts; then
+	mkdir -p /xfs/demo/bin /xfs/demo/lib
+	cp /usr/bin/* /xfs/demo/bin/
+	cp /usr/lib/x86_64-linux-gnu/* /xfs/demo/lib/
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	before=$(grep -E '^replica_alloc(_large)? ' /proc/vmstat | tr '\n' ' ')
+	export PATH=/xfs/demo/bin:$PATH LD_LIBRARY_PATH=/xfs/demo/lib
+	echo "== The workload from XFS on node 0"
+	run_on 0 > /tmp/run0 2>&1; cat /tmp/run0
+	echo
+	echo "== The workload from XFS on node 1: large folios, replicated whole"
+	run_on 1 > /tmp/run1 2>&1; cat /tmp/run1
+	unset LD_LIBRARY_PATH
+	echo
+	echo "== Replication counters (before the XFS runs: $before)"
+	counters
+fi

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(
 	linux-source-6.12 qemu-system-x86 busybox-static
 	gcc libc6-dev make bc flex bison libelf-dev libssl-dev cpio
-	e2fsprogs ccache libnuma-dev numactl git perl python3 python3-ply
+	e2fsprogs xfsprogs ccache libnuma-dev numactl git perl python3 python3-ply
 	python3-git xz-utils
 	coreutils grep sed gawk stress-ng gnuplot-nox
 )

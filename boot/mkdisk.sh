@@ -12,6 +12,9 @@
 #	Make an ext4 image of the stage plus the run's own files, with
 #	mke2fs -d (no root needed): the guest environment, the command to
 #	run, the selftests to run.  ADD's files land in /add.
+#   mkdisk.sh xfs <image>
+#	Make an empty XFS image (sparse), the guest's /xfs: XFS caches most
+#	files in large folios.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -82,10 +85,18 @@ image() {
 	rm -rf "$root"
 }
 
+xfs() {
+	local img=$1
+	rm -f "$img"
+	truncate -s "${XFS_SIZE:-1G}" "$img"
+	mkfs.xfs -q -f -L replica-xfs "$img"
+}
+
 cmd=$1
 shift
 case $cmd in
 stage) stage "$@" ;;
 image) image "$@" ;;
+xfs) xfs "$@" ;;
 *) echo "mkdisk: unknown command $cmd" >&2; exit 2 ;;
 esac

@@ -7,7 +7,9 @@
 #   mode run:   run <run-file> (sh) in /mnt/add, exit with its status.
 # Environment: NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND TIMEOUT ADD
 #              TEST_TIMEOUT QEMU_OPTS TESTS (check mode: which selftests,
-#              "name [args]; ...", default all)
+#              "name [args]; ...", default all) SCRATCH_FS (check mode:
+#              ext4, the default, or xfs: the filesystem the selftests
+#              make their files on)
 #              MODEL=<numa-model.so>,out=<file>[,key=value...]: run under
 #              the NUMA model plugin (bench/numa-model), told the layout,
 #              with the guest's RAM in files it can find
@@ -47,6 +49,7 @@ rm -f "$console" "$output"
 	echo "export REPLICA_EXPECT_MEM_PER_NODE_MB=$mem_mb"
 	echo "export TEST_TIMEOUT=${TEST_TIMEOUT:-300}"
 	[ -n "${POLICY:-}" ] && echo "export REPLICA_BOOT_POLICY=$POLICY"
+	echo "export REPLICA_SCRATCH_FS=${SCRATCH_FS:-ext4}"
 } > "$out/env"
 if [ -n "$runfile" ]; then
 	cp "$runfile" "$out/run.sh"
@@ -65,6 +68,7 @@ if [ -n "${TESTS:-}" ] && [ "$TESTS" != all ]; then
 else
 	cp "$stage/guest/tests.list" "$out/tests.list"
 fi
+"$here/mkdisk.sh" xfs "$out/xfs.img" || exit 2
 "$here/mkdisk.sh" image "$stage" "$out/disk.img" "$out/env" "$out/run.sh" \
 	"$out/tests.list" "${ADD:-}" || exit 2
 
@@ -104,6 +108,7 @@ timeout --foreground -k 10 "$timeout" \
 	-smp "$((nodes * cpn)),sockets=$nodes,cores=$cpn,threads=1" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-drive "file=$out/disk.img,format=raw,if=virtio,cache=unsafe" \
+	-drive "file=$out/xfs.img,format=raw,if=virtio,cache=unsafe" \
 	-display none -vga none -nic none -monitor none -no-reboot \
 	"${model[@]}" ${QEMU_OPTS:-} \
 	-serial "file:$console" -serial stdio </dev/null |

@@ -22,32 +22,6 @@
 #define LEN	(NPAGES * PAGE_SIZE_4K)
 #define SEED	0xad71
 
-/* The VmFlags line of the smaps entry of @addr, in @buf. */
-static int vm_flags_of(void *addr, char *buf, size_t len)
-{
-	char line[256];
-	unsigned long start, end, want = (unsigned long)addr;
-	int found = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			found = want >= start && want < end;
-			continue;
-		}
-		if (found && !strncmp(line, "VmFlags:", 8)) {
-			snprintf(buf, len, "%s", line + 8);
-			fclose(f);
-			return 0;
-		}
-	}
-	fclose(f);
-	return -1;
-}
-
 struct advised {
 	int fd;
 	int advice;
@@ -81,7 +55,7 @@ static int advised_job(void *arg)
 	touch_pages(p, LEN);
 	if (page_nodes(p, NPAGES, a->status + 2 * NPAGES))
 		return 4;
-	a->smaps_ok = !vm_flags_of(p, flags, sizeof(flags)) &&
+	a->smaps_ok = !smaps_field(p, "VmFlags", flags, sizeof(flags)) &&
 		      strstr(flags, mnemonic);
 	return pattern_mismatch(p, LEN, 0, SEED) >= 0 ? 5 : 0;
 }

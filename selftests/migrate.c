@@ -139,27 +139,76 @@ static void check_bytes_after_move(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, run_on_node(0, reader_sees, &arg));
 }
 
-TEST_F(migrate, move_pages_moves_a_replicated_original)
+/* move_pages(2) of the NPAGES mapped at @p to node 1. */
+static long move_to_node1(unsigned char *p, int *status)
 {
-	long long evict0 = vmstat_read("replica_evict");
-	int nodes[NPAGES], status[NPAGES], i;
+	int nodes[NPAGES], i;
 	void *pages[NPAGES];
-	unsigned char *p;
-	long ret;
 
-	p = map_file(self->fd);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, page_nodes(p, NPAGES, status));
-	ASSERT_EQ(NPAGES, count_on_node(status, NPAGES, 0));
 	for (i = 0; i < NPAGES; i++) {
 		pages[i] = p + i * PAGE_SIZE_4K;
 		nodes[i] = 1;
 	}
-	ret = sys_move_pages(0, NPAGES, pages, nodes, status, MPOL_MF_MOVE);
-	TH_LOG("move_pages: %ld, %zu pages on node 1, status[0] %d", ret,
-	       count_on_node(status, NPAGES, 1), status[0]);
+	return sys_move_pages(0, NPAGES, pages, nodes, status, MPOL_MF_MOVE);
+}
+
+/*
+ * The return and status of the same move_pages(2) of a file made and
+ * cached the same way, with replication off.  Not all 1: on XFS, which
+ * caches large folios, 6.12 gives -EBUSY for a page whose folio an earlier
+ * page of the call took already.
+ */
+static long move_without_replicas(const char *policy, int *status)
+{
+	char path[64];
+	unsigned char *p;
+	long ret = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "migrate-none.%d", getpid());
+	if (policy_set("none"))
+		return -1;
+	fd = make_test_file(path, NPAGES, SEED);
+	if (fd >= 0 && !cache_file_on_node(fd, 0)) {
+		p = map_file(fd);
+		if (p != MAP_FAILED) {
+			ret = move_to_node1(p, status);
+			munmap(p, LEN);
+		}
+	}
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	if (policy_set(policy))
+		return -1;
+	return ret;
+}
+
+TEST_F(migrate, move_pages_moves_a_replicated_original)
+{
+	long long evict0 = vmstat_read("replica_evict");
+	int status[NPAGES], none_status[NPAGES];
+	unsigned char *p;
+	long ret;
+
+	/* Switching to none drops the holder's replicas: make them anew. */
+	self->holding = 0;
+	ASSERT_EQ(0, holder_finish(&self->holder));
+	ASSERT_EQ(0, move_without_replicas("private", none_status));
+	ASSERT_EQ(0, holder_start(&self->holder, self->fd, NPAGES, SEED, 1, 0));
+	self->holding = 1;
+	ASSERT_EQ(NPAGES, count_on_node(self->holder.status, NPAGES, 1));
+	p = map_file(self->fd);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, page_nodes(p, NPAGES, status));
+	ASSERT_EQ(NPAGES, count_on_node(status, NPAGES, 0));
+	ret = move_to_node1(p, status);
+	TH_LOG("move_pages: %ld, %zu pages on node 1, status[0] %d (none: %zu on node 1)",
+	       ret, count_on_node(status, NPAGES, 1), status[0],
+	       count_on_node(none_status, NPAGES, 1));
 	ASSERT_EQ(0, ret);
-	EXPECT_EQ(NPAGES, count_on_node(status, NPAGES, 1));
+	EXPECT_EQ(0, memcmp(none_status, status, sizeof(status)));
 	ASSERT_EQ(0, page_nodes(p, NPAGES, status));
 	EXPECT_EQ(NPAGES, count_on_node(status, NPAGES, 1));
 	/* The replicas went with the page cache they held. */

@@ -47,9 +47,17 @@ static int hold_replicas(struct holder *h, int fd, size_t npages,
 	ret = holder_start(h, fd, npages, SEED, 1, 0);
 	if (cgroup && cgroup_leave())
 		return -1;
-	if (ret)
+	if (ret) {
+		ksft_print_msg("the holder failed: %d\n", ret);
 		return ret;
-	return count_on_node(h->status, npages, 1) == npages ? 0 : -1;
+	}
+	ret = count_on_node(h->status, npages, 1);
+	if (ret == (int)npages)
+		return 0;
+	ksft_print_msg("%d of %zu pages on node 1, replica_alloc_fail %lld, nr_replica_pages %lld\n",
+		       ret, npages, vmstat_read("replica_alloc_fail"),
+		       vmstat_read("nr_replica_pages"));
+	return -1;
 }
 
 FIXTURE(reclaim_original) {

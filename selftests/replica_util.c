@@ -670,3 +670,29 @@ int cgroup_write(const char *path, const char *file, const char *text)
 	snprintf(name, sizeof(name), "%s/%s", path, file);
 	return write_text_file(name, text);
 }
+
+int smaps_field(void *addr, const char *field, char *buf, size_t len)
+{
+	unsigned long start, end, want = (unsigned long)addr;
+	size_t flen = strlen(field);
+	int found = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			found = want >= start && want < end;
+			continue;
+		}
+		if (found && !strncmp(line, field, flen) && line[flen] == ':') {
+			snprintf(buf, len, "%s", line + flen + 1);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return -1;
+}

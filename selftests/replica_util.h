@@ -178,6 +178,12 @@ long long cgroup_read_key(const char *path, const char *file, const char *key);
 /* Write @text to a cgroup file; 0 or -1 with errno set. */
 int cgroup_write(const char *path, const char *file, const char *text);
 
+/*
+ * The text after "@field:" in the /proc/self/smaps entry of the mapping
+ * that holds @addr, into @buf; 0, or -1 if there is none.
+ */
+int smaps_field(void *addr, const char *field, char *buf, size_t len);
+
 /**
  * struct holder - a child that keeps a file mapped on a node
  * @pid: the child

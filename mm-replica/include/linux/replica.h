@@ -402,6 +402,14 @@ replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 	return __replica_fault_around_folio(original, ra, entry);
 }
 
+struct folio *replica_fault_around_large(struct vm_fault *vmf,
+					 struct folio *original,
+					 unsigned long start, unsigned long addr,
+					 struct replica_around *ra);
+vm_fault_t replica_fault_around_pmd(struct vm_fault *vmf,
+				    struct folio *original,
+				    struct replica_around *ra);
+
 /* What the kernel's movers call: mm/replica/movers.c */
 
 /*
@@ -543,26 +551,30 @@ static inline void replica_read_start(struct file *file,
 		__replica_read_start(file, rr);
 }
 
-struct folio *__replica_read_folio(struct folio *original,
-				   const struct replica_read *rr);
+struct folio *__replica_read_folio(struct folio *original, loff_t pos,
+				   size_t bytes, const struct replica_read *rr);
 
 /**
  * replica_read_folio - the local replica to copy a page-cache folio from
  * @original: an uptodate page-cache folio the caller holds a reference on
+ * @pos: the file position the caller reads from, in @original
+ * @bytes: how many bytes the caller reads from @original at @pos
  * @rr: the state from replica_read_start()
  *
  * Counts a read of a remote page without a local replica, and makes the
- * replica when the count reaches read_threshold.
+ * replica when the count reaches read_threshold.  A read served from a
+ * replica counts the pages it reads in replica_read.
  *
  * Return: a referenced replica to read instead of @original (put it when
  * done; it is no page-cache folio), or NULL to read @original.
  */
 static inline struct folio *replica_read_folio(struct folio *original,
+					       loff_t pos, size_t bytes,
 					       const struct replica_read *rr)
 {
 	if (rr->nid == NUMA_NO_NODE)
 		return NULL;
-	return __replica_read_folio(original, rr);
+	return __replica_read_folio(original, pos, bytes, rr);
 }
 
 #else /* !CONFIG_MM_REPLICA */
@@ -611,6 +623,21 @@ replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 	return original;
 }
 
+static inline struct folio *
+replica_fault_around_large(struct vm_fault *vmf, struct folio *original,
+			   unsigned long start, unsigned long addr,
+			   struct replica_around *ra)
+{
+	return original;
+}
+
+static inline vm_fault_t replica_fault_around_pmd(struct vm_fault *vmf,
+						  struct folio *original,
+						  struct replica_around *ra)
+{
+	return VM_FAULT_FALLBACK;
+}
+
 /* What the kernel's movers call: mm/replica/movers.c */
 
 static inline bool replica_free_copies(struct folio *folio, bool may_wait)
@@ -656,6 +683,7 @@ struct replica_read { };
 static inline void replica_read_start(struct file *file,
 				      struct replica_read *rr) { }
 static inline struct folio *replica_read_folio(struct folio *original,
+					       loff_t pos, size_t bytes,
 					       const struct replica_read *rr)
 {
 	return NULL;

@@ -59,8 +59,8 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 				original = replica_info(replica)->original;
 				replica_unlink(tree, replica, true);
 				folio_unlock(original);
+				dropped += folio_nr_pages(replica);
 				replica_release(replica);
-				dropped++;
 			} else {
 				folio_unlock(replica);
 			}

@@ -9,6 +9,8 @@
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/topology.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/vmstat.h>
 #include <linux/xarray.h>
@@ -48,6 +50,29 @@ static unsigned int replica_vma_kinds(struct vm_area_struct *vma)
 }
 
 /*
+ * Whether replicas may be mapped for the current process on @nid: its
+ * threads share page tables, so a page is mapped once for all of them
+ * (see mm/replica/follow.c).  True if every thread last ran on @nid.
+ */
+static bool replica_threads_on_node(int nid)
+{
+	struct task_struct *t;
+	bool all = true;
+
+	if (thread_group_empty(current))
+		return true;
+	rcu_read_lock();
+	for_each_thread(current, t) {
+		if (cpu_to_node(task_cpu(t)) != nid) {
+			all = false;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return all;
+}
+
+/*
  * Ask the current policy about a fault; returns the policy that said yes,
  * or NULL.  A range opted in with MADV_REPLICATE needs no asking, as long
  * as the policy honours it.  The caller compares the policy with the
@@ -72,6 +97,13 @@ replica_policy_wants(const struct replica_request *req, enum replica_tier *tier)
 		*tier = replica_policy_tier(policy, req);
 	rcu_read_unlock();
 	return policy;
+}
+
+/* A page of a poisoned replica is never mapped, as for the page cache. */
+static bool replica_poisoned(struct folio *replica)
+{
+	return folio_test_hwpoison(replica) ||
+	       (folio_test_large(replica) && folio_test_has_hwpoisoned(replica));
 }
 
 void __replica_fault(struct vm_fault *vmf)
@@ -123,24 +155,25 @@ void __replica_fault(struct vm_fault *vmf)
 			return;
 		}
 		/* A poisoned page is never mapped: map the original. */
-		if (folio_test_hwpoison(replica)) {
+		if (replica_poisoned(replica)) {
 			folio_unlock(replica);
 			folio_put(replica);
 			return;
 		}
 		replica_mapped(replica, req.kinds | REPLICA_USED);
-	} else if (replica_node_has_room(req.nid)) {
+	} else if (replica_node_has_room(req.nid, folio_nr_pages(original))) {
 		replica = replica_create(tree, original, &req, policy, tier);
 		if (!replica)
 			return;
 	} else {
-		count_vm_event(REPLICA_ALLOC_FAIL);
+		count_vm_events(REPLICA_ALLOC_FAIL, folio_nr_pages(original));
 		return;
 	}
 
+	/* The same page of the replica as of the original. */
+	vmf->page = folio_page(replica, folio_page_idx(original, vmf->page));
 	folio_unlock(original);
 	folio_put(original);
-	vmf->page = &replica->page;
 }
 
 /**
@@ -260,10 +293,155 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 	if (!replica_original_ok(original, original->mapping))
 		return original;
 	if (ra->may_create < 0)
-		ra->may_create = replica_node_has_room(ra->nid);
+		ra->may_create = replica_node_has_room(ra->nid, 1);
 	/* A replica is wanted but cannot be mapped now: let the fault decide. */
 	if (ra->may_create)
 		return NULL;
 	count_vm_event(REPLICA_ALLOC_FAIL);
 	return original;
+}
+
+/*
+ * The local replica of a large @original that fault-around may map, or
+ * NULL.  The store's multi-index entry answers for every index it covers.
+ */
+static struct folio *replica_around_large_lookup(struct folio *original,
+						 struct replica_around *ra)
+{
+	struct folio *replica = ra->store ? xa_load(ra->store, original->index) :
+					    NULL;
+
+	if (!replica_mappable(replica, original) ||
+	    folio_nr_pages(replica) != folio_nr_pages(original) ||
+	    replica_poisoned(replica))
+		return NULL;
+	return replica;
+}
+
+/*
+ * Whether fault-around leaves a large @original that has no local replica
+ * to the fault path, which makes one, rather than mapping the original.
+ */
+static bool replica_around_leaves_large(struct folio *original,
+					struct replica_around *ra)
+{
+	long nr = folio_nr_pages(original);
+
+	if (!replica_original_ok(original, original->mapping))
+		return false;
+	if (replica_node_has_room(ra->nid, nr))
+		return true;
+	count_vm_events(REPLICA_ALLOC_FAIL, nr);
+	return false;
+}
+
+/*
+ * Whether a page of @replica is mapped already in the page table that
+ * fault-around fills, where it maps page @start of @replica at @addr: the
+ * pass then goes on with a mapping that the fault which made the replica,
+ * or an earlier pass, began.  That is no new use of the replica, or the
+ * maker's own next faults would earn it the second chance that reclaim
+ * gives replicas mapped again.
+ */
+static bool replica_mapped_in_table(struct vm_fault *vmf,
+				    struct folio *replica, unsigned long start,
+				    unsigned long addr)
+{
+	unsigned long table = addr & PMD_MASK;
+	unsigned long first = addr - min(addr - table, start << PAGE_SHIFT);
+	unsigned long last = min(addr + folio_size(replica) -
+				 (start << PAGE_SHIFT), table + PMD_SIZE);
+	unsigned long pfn = folio_pfn(replica);
+	pte_t *pte = vmf->pte - ((addr - first) >> PAGE_SHIFT);
+
+	for (; first < last; first += PAGE_SIZE, pte++) {
+		pte_t entry = ptep_get(pte);
+
+		if (pte_present(entry) &&
+		    pte_pfn(entry) - pfn < folio_nr_pages(replica))
+			return true;
+	}
+	return false;
+}
+
+/**
+ * replica_fault_around_large - the folio fault-around maps for a large one
+ * @vmf: the fault, whose pte points at the entry for @addr
+ * @original: a locked large page-cache folio that fault-around maps part of
+ * @start: the first page of @original that the pass maps
+ * @addr: where it maps it
+ * @ra: the state of a pass for which replica_fault_around_wanted() is true
+ *
+ * The large counterpart of replica_fault_around_folio(): a large replica
+ * copies a large original of the same order, page for page.
+ *
+ * Context: rcu_read_lock() and the page table lock held.
+ * Return: @original, its local replica to map instead (with no reference
+ * of the caller's: @original's lock keeps it in the store), or NULL to map
+ * nothing of @original and leave it to the fault path.
+ */
+struct folio *replica_fault_around_large(struct vm_fault *vmf,
+					 struct folio *original,
+					 unsigned long start, unsigned long addr,
+					 struct replica_around *ra)
+{
+	struct folio *replica;
+
+	if (folio_nid(original) == ra->nid)
+		return original;
+	replica = replica_around_large_lookup(original, ra);
+	if (replica) {
+		if (replica_mapped_in_table(vmf, replica, start, addr))
+			replica_mapped(replica, ra->use & ~REPLICA_USED);
+		else
+			replica_mapped(replica, ra->use);
+		return replica;
+	}
+	return replica_around_leaves_large(original, ra) ? NULL : original;
+}
+
+/**
+ * replica_fault_around_pmd - map the PMD of a replica, not of its original
+ * @vmf: the fault, whose PMD is empty
+ * @original: the first folio of a fault-around pass, locked, referenced and
+ *	PMD-mappable
+ * @ra: the state of a pass for which replica_fault_around_wanted() is true
+ *
+ * Where fault-around would map a remote PMD-sized page-cache folio with one
+ * PMD, it maps the local replica, so that text keeps its large TLB entry
+ * and is read locally.  If the node has no replica of it but may take one,
+ * fault-around maps nothing, so that the PMD stays empty for the fault
+ * path, which makes the replica and maps it with one PMD.
+ *
+ * Context: rcu_read_lock() held.
+ * Return: VM_FAULT_NOPAGE if the replica was mapped, 0 to leave the fault
+ * to the fault path (both with @original unlocked and released), or
+ * VM_FAULT_FALLBACK to go on with @original as without replication.
+ */
+vm_fault_t replica_fault_around_pmd(struct vm_fault *vmf,
+				    struct folio *original,
+				    struct replica_around *ra)
+{
+	struct folio *replica;
+
+	if (folio_nid(original) == ra->nid)
+		return VM_FAULT_FALLBACK;
+	replica = replica_around_large_lookup(original, ra);
+	if (replica) {
+		/* The mapping's reference; the store's keeps it till then. */
+		folio_get(replica);
+		if (do_set_pmd(vmf, &replica->page)) {
+			folio_put(replica);
+			return VM_FAULT_FALLBACK;
+		}
+		replica_mapped(replica, ra->use);
+		folio_unlock(original);
+		folio_put(original);
+		return VM_FAULT_NOPAGE;
+	}
+	if (!replica_around_leaves_large(original, ra))
+		return VM_FAULT_FALLBACK;
+	folio_unlock(original);
+	folio_put(original);
+	return 0;
 }

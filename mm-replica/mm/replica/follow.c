@@ -22,39 +22,10 @@
 
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
-#include <linux/rcupdate.h>
 #include <linux/resume_user_mode.h>
 #include <linux/sched.h>
-#include <linux/sched/signal.h>
-#include <linux/topology.h>
 
 #include "internal.h"
-
-/**
- * replica_threads_on_node - whether replicas may be mapped for a process
- * @nid: the node of the current task
- *
- * Context: the current task's own mm, whose page tables are about to map a
- * page.
- * Return: true if every thread of the current process last ran on @nid.
- */
-bool replica_threads_on_node(int nid)
-{
-	struct task_struct *t;
-	bool all = true;
-
-	if (thread_group_empty(current))
-		return true;
-	rcu_read_lock();
-	for_each_thread(current, t) {
-		if (cpu_to_node(task_cpu(t)) != nid) {
-			all = false;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return all;
-}
 
 /**
  * __replica_follow_task - remap a task's replicated pages on its new node

@@ -65,15 +65,16 @@ static inline bool replica_mapping_ok(struct address_space *mapping)
 }
 
 /*
- * Originals a replica may copy, of @mapping: uptodate single pages whose
- * bytes nothing but a writer changes.  Writeback zeroes what a shared mapping wrote past
- * EOF in the folio that ends the file, after its writer is gone: while
- * that folio is dirty or under writeback, it is not copied.
+ * Originals a replica may copy, of @mapping: uptodate folios whose bytes
+ * nothing but a writer changes; a large one gets a replica of its order.
+ * Writeback zeroes what a shared mapping wrote past EOF in the folio that
+ * ends the file, after its writer is gone: while that folio is dirty or
+ * under writeback, it is not copied.
  */
 static inline bool replica_original_ok(struct folio *original,
 				       struct address_space *mapping)
 {
-	if (folio_test_large(original) || !folio_test_uptodate(original))
+	if (!folio_test_uptodate(original))
 		return false;
 	if (!folio_test_dirty(original) && !folio_test_writeback(original))
 		return true;
@@ -105,16 +106,21 @@ static inline bool replica_in_store(struct replica_tree *tree,
 	return xa_load(&tree->nodes[nid], index) == replica;
 }
 
-/* A replica in the store that copies @original, the current page cache. */
+/*
+ * A replica in the store that copies @original, the current page cache.  A
+ * split original loses its replicas, so the orders match; the check costs
+ * nothing.
+ */
 static inline bool replica_current_copy(struct replica_tree *tree,
 					struct folio *replica, int nid,
 					struct folio *original)
 {
 	return replica_in_store(tree, replica, nid, original->index) &&
-	       replica_info(replica)->original == original;
+	       replica_info(replica)->original == original &&
+	       folio_nr_pages(replica) == folio_nr_pages(original);
 }
 
-bool replica_node_has_room(int nid);
+bool replica_node_has_room(int nid, long nr);
 struct replica_tree *replica_tree_get(struct address_space *mapping);
 struct folio *replica_find_get(struct replica_tree *tree, int nid,
 			       pgoff_t index);
@@ -135,10 +141,6 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 /* The fault path: mm/replica/fault.c */
 
 bool replica_vma_replicated(struct vm_area_struct *vma);
-
-/* Tasks that move between nodes: mm/replica/follow.c */
-
-bool replica_threads_on_node(int nid);
 
 /* Reclaim: mm/replica/reclaim.c */
 

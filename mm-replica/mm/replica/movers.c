@@ -29,8 +29,8 @@
 static void replica_drop(struct folio *replica)
 {
 	replica_unmap(replica);
+	count_vm_events(REPLICA_EVICT, folio_nr_pages(replica));
 	replica_release(replica);
-	count_vm_event(REPLICA_EVICT);
 }
 
 /**

@@ -34,11 +34,23 @@ void __replica_read_start(struct file *file, struct replica_read *rr)
 	rcu_read_unlock();
 	rr->file = file;
 	rr->may_create = rr->nid != NUMA_NO_NODE &&
-			 replica_node_has_room(rr->nid);
+			 replica_node_has_room(rr->nid, 1);
 }
 
-struct folio *__replica_read_folio(struct folio *original,
-				   const struct replica_read *rr)
+/* The pages of @folio that a read of @bytes at file position @pos spans. */
+static unsigned long replica_read_pages(struct folio *folio, loff_t pos,
+					size_t bytes)
+{
+	loff_t end = min_t(loff_t, pos + bytes,
+			   folio_pos(folio) + folio_size(folio));
+
+	if (end <= pos)
+		return 0;
+	return ((end - 1) >> PAGE_SHIFT) - (pos >> PAGE_SHIFT) + 1;
+}
+
+struct folio *__replica_read_folio(struct folio *original, loff_t pos,
+				   size_t bytes, const struct replica_read *rr)
 {
 	struct address_space *mapping = original->mapping;
 	struct replica_request req;
@@ -52,6 +64,9 @@ struct folio *__replica_read_folio(struct folio *original,
 	replica = tree ? replica_find_get(tree, rr->nid, original->index) :
 		NULL;
 	if (replica) {
+		unsigned long pages_read = replica_read_pages(original, pos,
+							      bytes);
+
 		/*
 		 * Under its lock, a replica still in the store has its info:
 		 * whoever takes it out holds the lock until it is released.
@@ -65,7 +80,7 @@ struct folio *__replica_read_folio(struct folio *original,
 				replica_note_use(replica, REPLICA_KIND_READ |
 							  REPLICA_USED);
 				folio_unlock(replica);
-				count_vm_event(REPLICA_READ);
+				count_vm_events(REPLICA_READ, pages_read);
 				return replica;
 			}
 			folio_unlock(replica);
@@ -85,7 +100,9 @@ struct folio *__replica_read_folio(struct folio *original,
 		return NULL;
 	replica = NULL;
 	if (original->mapping == mapping &&
-	    replica_original_ok(original, mapping)) {
+	    replica_original_ok(original, mapping) &&
+	    (!folio_test_large(original) ||
+	     replica_node_has_room(rr->nid, folio_nr_pages(original)))) {
 		req.vma = NULL;
 		req.file = rr->file;
 		req.index = original->index;

@@ -74,12 +74,13 @@ busy:
 
 /*
  * Unmap and release the replicas isolated from the LRU, locked with their
- * originals.  Returns how many were released.
+ * originals.  Returns how many replicas were released; reclaim and the
+ * counters are told how many pages.
  */
 static unsigned long replica_dispose(struct list_head *dispose)
 {
 	struct folio *replica, *next;
-	unsigned long released = 0;
+	unsigned long released = 0, replicas = 0;
 
 	list_for_each_entry_safe(replica, next, dispose, lru) {
 		/* The inode cannot go while we hold a replica of it locked. */
@@ -90,8 +91,9 @@ static unsigned long replica_dispose(struct list_head *dispose)
 		replica_unlink(READ_ONCE(mapping->i_replicas), replica, false);
 		folio_unlock(original);
 		replica_unmap(replica);
+		released += folio_nr_pages(replica);
+		replicas++;
 		replica_release(replica);
-		released++;
 	}
 	count_vm_events(REPLICA_RECLAIM, released);
 	/*
@@ -100,7 +102,7 @@ static unsigned long replica_dispose(struct list_head *dispose)
 	 * fall to the OOM killer with replicas still there to take.
 	 */
 	mm_account_reclaimed_pages(released);
-	return released;
+	return replicas;
 }
 
 static unsigned long replica_shrink_count(struct shrinker *shrinker,
@@ -122,6 +124,8 @@ static unsigned long replica_shrink_count(struct shrinker *shrinker,
  * see the shrinker come back empty-handed, several times over, while
  * reclaim takes page cache that costs I/O to read again; a replica costs
  * a copy.  The first tier gives all it can before the last is scanned.
+ * The shrinker's objects are replicas, whatever their size, as its lists
+ * hold them; what reclaim is credited with is pages.
  */
 static unsigned long replica_shrink_scan(struct shrinker *shrinker,
 					 struct shrink_control *sc)

@@ -66,10 +66,11 @@ struct kmem_cache *replica_info_cache;
 atomic_long_t replica_count = ATOMIC_LONG_INIT(0);
 
 /*
- * Whether @nid takes a new replica: above its high watermark, so that a
- * replica never pushes a node towards reclaim, and under its cap.
+ * Whether @nid takes a new replica of @nr pages: above its high watermark
+ * once it is made, so that a replica never pushes a node towards reclaim,
+ * and under its cap.
  */
-bool replica_node_has_room(int nid)
+bool replica_node_has_room(int nid, long nr)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
 	unsigned long free = 0, high = 0, managed = 0;
@@ -85,9 +86,9 @@ bool replica_node_has_room(int nid)
 		high += high_wmark_pages(zone);
 		managed += zone_managed_pages(zone);
 	}
-	if (free <= high)
+	if (free <= high + nr)
 		return false;
-	return node_page_state(pgdat, NR_REPLICA_PAGES) * 100 <
+	return (node_page_state(pgdat, NR_REPLICA_PAGES) + nr) * 100 <=
 		(u64)managed * max_percent;
 }
 
@@ -153,12 +154,14 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
 	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(replica_info(replica)->original),
 			      replica);
 
+	/* Erasing its first index erases every index a large one covers. */
 	xa_erase(&tree->nodes[nid], replica->index);
 	if (on_lru)
 		list_lru_del(&replica_lru[replica_info(replica)->tier],
 			     &replica->lru, nid, folio_memcg(replica));
-	mod_node_page_state(folio_pgdat(replica), NR_REPLICA_PAGES, -1);
-	atomic_long_dec(&replica_count);
+	mod_node_page_state(folio_pgdat(replica), NR_REPLICA_PAGES,
+			    -folio_nr_pages(replica));
+	atomic_long_sub(folio_nr_pages(replica), &replica_count);
 }
 
 static void replica_free(struct folio *replica)
@@ -225,27 +228,36 @@ static bool replica_refused(struct folio *original,
 }
 
 /*
- * Publish @replica at @index on @nid, replacing a read count there.
- * Returns false if another replica got there first.
+ * Publish @replica on @nid at every index it covers (one multi-index
+ * entry for a large replica, as in the page cache), replacing the read
+ * counts there.  Returns false if another replica got there first.
  */
 static bool replica_store_insert(struct replica_tree *tree, int nid,
-				 pgoff_t index, struct folio *replica)
+				 struct folio *replica)
 {
-	struct xarray *xa = &tree->nodes[nid];
-	void *old = NULL, *found;
+	XA_STATE_ORDER(xas, &tree->nodes[nid], replica->index,
+		       folio_order(replica));
+	void *entry;
 
-	for (;;) {
-		found = xa_cmpxchg(xa, index, old, replica, REPLICA_META_GFP);
-		if (found == old)
-			return true;
-		if (xa_is_err(found) || !xa_is_value(found))
-			return false;
-		old = found;
-	}
+	do {
+		xas_lock(&xas);
+		xas_for_each_conflict(&xas, entry) {
+			if (!xa_is_value(entry)) {
+				xas_set_err(&xas, -EEXIST);
+				break;
+			}
+		}
+		if (!xas_error(&xas))
+			xas_store(&xas, replica);
+		xas_unlock(&xas);
+	} while (xas_nomem(&xas, REPLICA_META_GFP));
+	return !xas_error(&xas);
 }
 
 /*
- * Make the replica of the locked @original on @req->nid.  Return it locked
+ * Make the replica of the locked @original on @req->nid, of the same order:
+ * a large original gets a large replica, from a free block of that order on
+ * the node (no reclaim or compaction for it), or none.  Return it locked
  * and with a reference for the caller, or NULL.
  */
 struct folio *replica_create(struct replica_tree *tree, struct folio *original,
@@ -255,15 +267,20 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 {
 	struct address_space *mapping = original->mapping;
 	struct mm_struct *mm = req->vma ? req->vma->vm_mm : NULL;
+	long nr = folio_nr_pages(original);
 	struct replica_info *info;
 	struct folio *replica;
 
 	info = kmem_cache_alloc(replica_info_cache, REPLICA_META_GFP);
 	if (!info)
 		goto fail;
-	replica = __folio_alloc_node(REPLICA_GFP, 0, req->nid);
-	if (!replica)
+	replica = __folio_alloc_node(REPLICA_GFP, folio_order(original),
+				     req->nid);
+	if (!replica) {
+		if (nr > 1)
+			count_vm_event(REPLICA_ALLOC_LARGE_FAIL);
 		goto fail_info;
+	}
 	if (mem_cgroup_charge(replica, mm, REPLICA_GFP))
 		goto fail_put;
 	if (IS_ENABLED(CONFIG_MEMCG) && folio_memcg(replica) &&
@@ -286,22 +303,24 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 	replica->private = info;
 	folio_get(original);
 
-	if (!replica_store_insert(tree, req->nid, replica->index, replica)) {
+	if (!replica_store_insert(tree, req->nid, replica)) {
 		replica_release(replica);
-		count_vm_event(REPLICA_ALLOC_FAIL);
+		count_vm_events(REPLICA_ALLOC_FAIL, nr);
 		return NULL;
 	}
 	list_lru_add(&replica_lru[tier], &replica->lru, req->nid,
 		     folio_memcg(replica));
-	mod_node_page_state(NODE_DATA(req->nid), NR_REPLICA_PAGES, 1);
-	atomic_long_inc(&replica_count);
+	mod_node_page_state(NODE_DATA(req->nid), NR_REPLICA_PAGES, nr);
+	atomic_long_add(nr, &replica_count);
 
 	if (replica_refused(original, policy)) {
 		replica_unlink(tree, replica, true);
 		replica_release(replica);
 		return NULL;
 	}
-	count_vm_event(REPLICA_ALLOC);
+	count_vm_events(REPLICA_ALLOC, nr);
+	if (nr > 1)
+		count_vm_event(REPLICA_ALLOC_LARGE);
 	folio_get(replica);
 	return replica;
 
@@ -310,7 +329,7 @@ fail_put:
 fail_info:
 	kmem_cache_free(replica_info_cache, info);
 fail:
-	count_vm_event(REPLICA_ALLOC_FAIL);
+	count_vm_events(REPLICA_ALLOC_FAIL, nr);
 	return NULL;
 }
 
@@ -416,11 +435,17 @@ unlock:
  */
 void replica_unmap(struct folio *replica)
 {
+	enum ttu_flags flags = TTU_SYNC | TTU_IGNORE_MLOCK;
+
+	/* A PMD that maps a file folio is zapped, not split into PTEs. */
+	if (folio_test_pmd_mappable(replica))
+		flags |= TTU_SPLIT_HUGE_PMD;
 	if (folio_mapped(replica))
-		try_to_unmap(replica, TTU_SYNC | TTU_IGNORE_MLOCK);
+		try_to_unmap(replica, flags);
 	/* What the rmap walk could not unmap, the range zap does. */
 	if (folio_mapped(replica))
-		unmap_mapping_pages(replica->mapping, replica->index, 1, false);
+		unmap_mapping_pages(replica->mapping, replica->index,
+				    folio_nr_pages(replica), false);
 	VM_WARN_ON_ONCE_FOLIO(folio_mapped(replica), replica);
 }
 
@@ -446,9 +471,9 @@ static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
 }
 
 /*
- * Remove every replica of [@first, @last] from the store, unmap it and
- * release it, and forget the read counts there.  Returns how many replicas
- * were removed.
+ * Remove every replica that covers an index of [@first, @last] from the
+ * store, unmap it and release it, and forget the read counts there.
+ * Returns how many pages of replicas were removed.
  */
 unsigned long replica_collapse_range(struct address_space *mapping,
 				     pgoff_t first, pgoff_t last)
@@ -477,9 +502,13 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 				}
 				replica = replica_collapse_take(tree, nid, index,
 								entry);
-				if (replica)
+				if (replica) {
 					batch[n++] = replica;
-				if (index == last) {
+					/* Past every index a large one covers. */
+					index = max(index,
+						    folio_next_index(replica) - 1);
+				}
+				if (index >= last) {
 					more = false;
 					break;
 				}
@@ -490,17 +519,18 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 			/*
 			 * Nobody maps a replica that is out of the store, and
 			 * the rmap walk reaches a task that forked from one
-			 * that mapped it after it reached the parent.
+			 * that mapped it after it reached the parent.  The
+			 * first may start before @first: it goes whole.
 			 */
 			unmap_mapping_pages(mapping, batch[0]->index,
-					    batch[n - 1]->index -
-					    batch[0]->index + 1, false);
+					    folio_next_index(batch[n - 1]) -
+					    batch[0]->index, false);
 			for (i = 0; i < n; i++) {
 				replica = batch[i];
+				collapsed += folio_nr_pages(replica);
 				replica_release(replica);
 				folio_put(replica);
 			}
-			collapsed += n;
 			cond_resched();
 		}
 	}

@@ -280,6 +280,59 @@ static void replica_store_release_frees_all(struct kunit *test)
 }
 
 /*
+ * A large original gets a replica of its order, found at every index it
+ * covers, and a collapse of any of them removes it whole.
+ */
+static void replica_store_large_replica(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct address_space *mapping = store_mapping(st);
+	struct replica_request req = {
+		.index = 16,
+		.nid = st->nid,
+		.kinds = REPLICA_KIND_READ,
+	};
+	struct folio *original, *replica;
+	struct replica_tree *tree;
+	pgoff_t i;
+
+	original = folio_alloc(GFP_KERNEL, 2);
+	KUNIT_ASSERT_NOT_NULL(test, original);
+	memset(folio_address(original), 0xb0, folio_size(original));
+	folio_mark_uptodate(original);
+	original->mapping = mapping;
+	original->index = 16;
+	tree = replica_tree_get(mapping);
+	KUNIT_ASSERT_NOT_NULL(test, tree);
+	folio_lock(original);
+	replica = replica_create(tree, original, &req,
+				 rcu_access_pointer(replica_current),
+				 REPLICA_TIER_FIRST);
+	folio_unlock(original);
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+	folio_unlock(replica);
+
+	KUNIT_EXPECT_EQ(test, 2U, folio_order(replica));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(folio_address(replica),
+					folio_address(original),
+					folio_size(original)));
+	for (i = 16; i < 20; i++)
+		KUNIT_EXPECT_PTR_EQ(test, replica, store_lookup(test, i));
+	KUNIT_EXPECT_NULL(test, store_lookup(test, 20));
+	KUNIT_EXPECT_EQ(test, st->replicas_before + 4,
+			atomic_long_read(&replica_count));
+
+	KUNIT_EXPECT_EQ(test, 4UL, replica_collapse_range(mapping, 18, 18));
+	for (i = 16; i < 20; i++)
+		KUNIT_EXPECT_NULL(test, store_lookup(test, i));
+	KUNIT_EXPECT_EQ(test, st->replicas_before,
+			atomic_long_read(&replica_count));
+	folio_put(replica);
+	original->mapping = NULL;
+	folio_put(original);
+}
+
+/*
  * Fault-around reads what the store holds under the lock of the page-cache
  * folio, without a reference.  A replica of a folio that has left the page
  * cache (memory failure) can go meanwhile: what such a reader sees of it,
@@ -327,6 +380,7 @@ static struct kunit_case replica_store_test_cases[] = {
 	KUNIT_CASE(replica_store_refuses_writers),
 	KUNIT_CASE(replica_store_collapses_range),
 	KUNIT_CASE(replica_store_release_frees_all),
+	KUNIT_CASE(replica_store_large_replica),
 	KUNIT_CASE(replica_store_stale_copy_outlives_readers),
 	{}
 };
