@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,12 +89,22 @@ static int make_file_in(struct large_file *f, const char *dir)
 	return cache_file_on_node(f->fd, 0);
 }
 
+/* The minor faults this process has taken. */
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? -1 : ru.ru_minflt;
+}
+
 /*
  * Map the file as text at a PMD-aligned address, so that its first 2 MiB
- * can be mapped by one PMD, and run through it.
+ * can be mapped by one PMD, and run through it; @pmd_faults: the faults
+ * its first 2 MiB took.
  */
-static unsigned char *map_text_aligned(int fd)
+static unsigned char *map_text_aligned(int fd, long *pmd_faults)
 {
+	long faults0;
 	unsigned char *area, *p;
 
 	area = mmap(NULL, LEN + PMD_SIZE_2M, PROT_NONE,
@@ -105,7 +116,10 @@ static unsigned char *map_text_aligned(int fd)
 	if (mmap(p, LEN, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd,
 		 0) == MAP_FAILED)
 		return NULL;
-	touch_pages(p, LEN);
+	faults0 = minor_faults();
+	touch_pages(p, PMD_SIZE_2M);
+	*pmd_faults = minor_faults() - faults0;
+	touch_pages(p + PMD_SIZE_2M, LEN - PMD_SIZE_2M);
 	return p;
 }
 
@@ -125,10 +139,12 @@ static int map_on_node1(void *arg)
 	struct large_file *f = arg;
 	int status[NPAGES];
 	unsigned char *p;
+	long faults;
 
-	p = map_text_aligned(f->fd);
+	p = map_text_aligned(f->fd, &faults);
 	if (!p || page_nodes(p, NPAGES, status))
 		return 2;
+	f->shared[4] = faults;
 	f->shared[0] = file_pmd_mapped_kb(p);
 	f->shared[1] = count_on_node(status, NPAGES, 1);
 	return pattern_mismatch(p, LEN, 0, f->seed) >= 0 ? 3 : 0;
@@ -138,7 +154,8 @@ static int map_on_node1(void *arg)
 static int collapse_on_node0(void *arg)
 {
 	struct large_file *f = arg;
-	unsigned char *p = map_text_aligned(f->fd);
+	long faults;
+	unsigned char *p = map_text_aligned(f->fd, &faults);
 
 	if (!p)
 		return 2;
@@ -171,12 +188,14 @@ static int rewrite(const char *path, unsigned int seed)
 TEST_F(large, text_thp_is_mapped_from_a_local_pmd_replica)
 {
 	long long large0, alloc0, collapse0;
+	long small_faults;
 	int ret;
 
 	ASSERT_EQ(0, make_file_in(&self->f, "."));
 	/* Node 1 replicates the text in single pages first. */
 	ASSERT_EQ(0, run_on_node(1, map_on_node1, &self->f));
 	ASSERT_EQ(NPAGES, self->f.shared[1]);
+	small_faults = self->f.shared[4];
 
 	ret = run_on_node(0, collapse_on_node0, &self->f);
 	if (ret == NO_FILE_THP)
@@ -192,7 +211,10 @@ TEST_F(large, text_thp_is_mapped_from_a_local_pmd_replica)
 	TH_LOG("node 1: %d kB PMD-mapped, %d of %lu pages on node 1, %lld large replicas made",
 	       self->f.shared[0], self->f.shared[1], NPAGES,
 	       vmstat_read("replica_alloc_large") - large0);
+	TH_LOG("faults for 2 MiB of text on node 1: %d (PMD replica), %ld (single pages)",
+	       self->f.shared[4], small_faults);
 	EXPECT_EQ(2048, self->f.shared[0]);
+	EXPECT_EQ(1, self->f.shared[4]);
 	EXPECT_EQ(NPAGES, self->f.shared[1]);
 	EXPECT_LT(large0, vmstat_read("replica_alloc_large"));
 	EXPECT_LE(alloc0 + PMD_PAGES, vmstat_read("replica_alloc"));

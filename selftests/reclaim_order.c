@@ -167,12 +167,16 @@ static void replicate_both(struct __test_metadata *_metadata,
 			   struct holder h[2], long objects[2])
 {
 	long before = 0, now;
+	long long pages0;
 	int i;
 
 	for (i = 0; i < 2; i++) {
+		pages0 = node_vmstat_read(1, "nr_replica_pages");
 		ASSERT_EQ(0, holder_start(&h[i], fd[i], NPAGES, i + 1, 1,
 					  i ? how1 : how0));
 		ASSERT_EQ(NPAGES, count_on_node(h[i].status, NPAGES, 1));
+		TH_LOG("file %d: %lld replica pages made on node 1", i,
+		       node_vmstat_read(1, "nr_replica_pages") - pages0);
 		now = shrinker_count(count, cgroup, 1);
 		ASSERT_LT(before, now);
 		objects[i] = now - before;

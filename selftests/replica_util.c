@@ -534,13 +534,7 @@ static int holder_job(void *arg)
 		return 2;
 	if (a->how & HOLD_ADVISED && madvise(p, len, MADV_REPLICATE))
 		return 3;
-	/*
-	 * With THP "always" and CONFIG_READ_ONLY_THP_FOR_FS, khugepaged
-	 * collapses the page cache of a read-only file mapping into THPs,
-	 * dropping the replicas of the small folios it replaces: keep it
-	 * away while the test counts where the pages are.
-	 */
-	if (madvise(p, len, MADV_NOHUGEPAGE))
+	if (a->how & HOLD_NOHUGEPAGE && madvise(p, len, MADV_NOHUGEPAGE))
 		return 3;
 	touch_pages(p, len);
 	if (a->how & HOLD_MLOCK && mlock(p, len))

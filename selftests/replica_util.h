@@ -205,6 +205,7 @@ struct holder {
 #define HOLD_MLOCK	0x1	/* mlock() the mapping once touched */
 #define HOLD_EXEC	0x2	/* map it PROT_EXEC */
 #define HOLD_ADVISED	0x4	/* madvise(MADV_REPLICATE) before touching */
+#define HOLD_NOHUGEPAGE	0x8	/* madvise(MADV_NOHUGEPAGE) before touching */
 
 /*
  * Start a child on @node that maps the first @npages pages of @fd

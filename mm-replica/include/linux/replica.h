@@ -125,11 +125,14 @@ int replica_policy_register(struct replica_policy *policy);
  * @use: the REPLICA_KIND_* of the requests it served, and REPLICA_USED
  *	while it has been used since reclaim last looked; atomic, since
  *	reclaim clears REPLICA_USED under no lock that the users hold
+ * @maker: the mm of the task whose fault made it, NULL if read(2) did;
+ *	compared, never dereferenced: the mm may be gone
  * @tier: its enum replica_tier
  */
 struct replica_info {
 	struct folio *original;
 	atomic_long_t use;
+	const struct mm_struct *maker;
 	u8 tier;
 };
 
@@ -273,6 +276,7 @@ static inline void replica_mapped(struct folio *replica, unsigned long use)
  * @nid: node whose replicas to map, or NUMA_NO_NODE to map originals
  * @use: what mapping a replica records: REPLICA_USED and the
  *	REPLICA_KIND_* of the faulting mapping
+ * @mm: the faulting mm
  * @may_create: 1 if the node takes new replicas, so that a remote original
  *	without a replica is left to the fault path rather than mapped, 0 if
  *	not, -1 until a page of the pass needs to know
@@ -287,6 +291,7 @@ struct replica_around {
 	int nid;
 	int may_create;
 	unsigned long use;
+	const struct mm_struct *mm;
 	void __rcu **leaf_slots;
 	pgoff_t leaf_first;
 	struct xarray *store;
@@ -402,9 +407,7 @@ replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 	return __replica_fault_around_folio(original, ra, entry);
 }
 
-struct folio *replica_fault_around_large(struct vm_fault *vmf,
-					 struct folio *original,
-					 unsigned long start, unsigned long addr,
+struct folio *replica_fault_around_large(struct folio *original,
 					 struct replica_around *ra);
 vm_fault_t replica_fault_around_pmd(struct vm_fault *vmf,
 				    struct folio *original,
@@ -624,9 +627,7 @@ replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 }
 
 static inline struct folio *
-replica_fault_around_large(struct vm_fault *vmf, struct folio *original,
-			   unsigned long start, unsigned long addr,
-			   struct replica_around *ra)
+replica_fault_around_large(struct folio *original, struct replica_around *ra)
 {
 	return original;
 }

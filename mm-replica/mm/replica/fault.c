@@ -99,6 +99,21 @@ replica_policy_wants(const struct replica_request *req, enum replica_tier *tier)
 	return policy;
 }
 
+/*
+ * What mapping a replica records.  The task that made a large replica maps
+ * the rest of it over its next faults, a fault-around window at a time:
+ * that is no new use, which would earn the replica the second chance that
+ * reclaim gives replicas mapped again.
+ */
+static unsigned long replica_large_use(struct folio *replica,
+				       const struct mm_struct *mm,
+				       unsigned long use)
+{
+	if (folio_test_large(replica) && replica_info(replica)->maker == mm)
+		return use & ~REPLICA_USED;
+	return use;
+}
+
 /* A page of a poisoned replica is never mapped, as for the page cache. */
 static bool replica_poisoned(struct folio *replica)
 {
@@ -160,7 +175,9 @@ void __replica_fault(struct vm_fault *vmf)
 			folio_put(replica);
 			return;
 		}
-		replica_mapped(replica, req.kinds | REPLICA_USED);
+		replica_mapped(replica, replica_large_use(replica, vma->vm_mm,
+							  req.kinds |
+							  REPLICA_USED));
 	} else if (replica_node_has_room(req.nid, folio_nr_pages(original))) {
 		replica = replica_create(tree, original, &req, policy, tier);
 		if (!replica)
@@ -215,6 +232,7 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 	    !replica_policy_wants(&req, NULL))
 		return;
 	ra->nid = req.nid;
+	ra->mm = vma->vm_mm;
 	ra->use = req.kinds | REPLICA_USED;
 	ra->may_create = -1;
 	ra->leaf_first = REPLICA_NO_LEAF;
@@ -335,41 +353,9 @@ static bool replica_around_leaves_large(struct folio *original,
 	return false;
 }
 
-/*
- * Whether a page of @replica is mapped already in the page table that
- * fault-around fills, where it maps page @start of @replica at @addr: the
- * pass then goes on with a mapping that the fault which made the replica,
- * or an earlier pass, began.  That is no new use of the replica, or the
- * maker's own next faults would earn it the second chance that reclaim
- * gives replicas mapped again.
- */
-static bool replica_mapped_in_table(struct vm_fault *vmf,
-				    struct folio *replica, unsigned long start,
-				    unsigned long addr)
-{
-	unsigned long table = addr & PMD_MASK;
-	unsigned long first = addr - min(addr - table, start << PAGE_SHIFT);
-	unsigned long last = min(addr + folio_size(replica) -
-				 (start << PAGE_SHIFT), table + PMD_SIZE);
-	unsigned long pfn = folio_pfn(replica);
-	pte_t *pte = vmf->pte - ((addr - first) >> PAGE_SHIFT);
-
-	for (; first < last; first += PAGE_SIZE, pte++) {
-		pte_t entry = ptep_get(pte);
-
-		if (pte_present(entry) &&
-		    pte_pfn(entry) - pfn < folio_nr_pages(replica))
-			return true;
-	}
-	return false;
-}
-
 /**
  * replica_fault_around_large - the folio fault-around maps for a large one
- * @vmf: the fault, whose pte points at the entry for @addr
  * @original: a locked large page-cache folio that fault-around maps part of
- * @start: the first page of @original that the pass maps
- * @addr: where it maps it
  * @ra: the state of a pass for which replica_fault_around_wanted() is true
  *
  * The large counterpart of replica_fault_around_folio(): a large replica
@@ -380,9 +366,7 @@ static bool replica_mapped_in_table(struct vm_fault *vmf,
  * of the caller's: @original's lock keeps it in the store), or NULL to map
  * nothing of @original and leave it to the fault path.
  */
-struct folio *replica_fault_around_large(struct vm_fault *vmf,
-					 struct folio *original,
-					 unsigned long start, unsigned long addr,
+struct folio *replica_fault_around_large(struct folio *original,
 					 struct replica_around *ra)
 {
 	struct folio *replica;
@@ -391,10 +375,8 @@ struct folio *replica_fault_around_large(struct vm_fault *vmf,
 		return original;
 	replica = replica_around_large_lookup(original, ra);
 	if (replica) {
-		if (replica_mapped_in_table(vmf, replica, start, addr))
-			replica_mapped(replica, ra->use & ~REPLICA_USED);
-		else
-			replica_mapped(replica, ra->use);
+		replica_mapped(replica, replica_large_use(replica, ra->mm,
+							  ra->use));
 		return replica;
 	}
 	return replica_around_leaves_large(original, ra) ? NULL : original;

@@ -299,6 +299,7 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 	replica->index = original->index;
 	info->original = original;
 	info->tier = tier;
+	info->maker = mm;
 	atomic_long_set(&info->use, req->kinds);
 	replica->private = info;
 	folio_get(original);
