@@ -111,6 +111,23 @@ static long long yaml_bogo_ops(const char *dir, const char *policy, int node)
 	return sum;
 }
 
+/*
+ * What stress-ng says went wrong: its "fail:" and "error:" lines, which
+ * the metrics at the end of its log push out of the tail.
+ */
+static void show_failures(const char *log)
+{
+	char line[512];
+	FILE *f = fopen(log, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " fail: ") || strstr(line, " error: "))
+			printf("#   %s", line);
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	char policies[MAX_POLICIES][POLICY_NAME_LEN], prev[32] = "", log[600];
@@ -173,6 +190,7 @@ int main(int argc, char **argv)
 				printf("# policy %s, node %d: stress-ng failed (status %#x)\n",
 				       policies[p], node, pid[node] < 0 ? -1 : status);
 				snprintf(log, sizeof(log), "%s/log", dir[node]);
+				show_failures(log);
 				show_file_tail(log, 40);
 				failed++;
 			}
