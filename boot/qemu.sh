@@ -74,7 +74,14 @@ fi
 
 numa=()
 model=()
+accel=(-accel tcg,thread=multi)
 if [ -n "${MODEL:-}" ]; then
+	# Deterministic runs under the model: one thread runs every vCPU in
+	# turn, and the guest's clock counts instructions (shift=0: 1 ns
+	# each), not host time, so that timer ticks and time slices fall on
+	# the same instructions whatever the host does; sleep=off skips idle
+	# time at once.  The plugin's caches want one thread too.
+	accel=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off)
 	# The plugin finds which node a host address of RAM belongs to by
 	# the name of the file QEMU mapped there.
 	ramdir=$(mktemp -d /dev/shm/numa-model.XXXXXX) || exit 2
@@ -103,7 +110,7 @@ start=$(date +%s)
 # ttyS0 carries the kernel console to a file; ttyS1 carries the guest's
 # output to us.  The guest ends its output with an exit marker.
 timeout --foreground -k 10 "$timeout" \
-	qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max,la57=off \
+	qemu-system-x86_64 -machine q35 "${accel[@]}" -cpu max,la57=off \
 	-m $((nodes * mem_mb)) "${numa[@]}" \
 	-smp "$((nodes * cpn)),sockets=$nodes,cores=$cpn,threads=1" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \

@@ -4,19 +4,24 @@
  * would cost on a NUMA machine.
  *
  * Every instruction fetch and every data access is given the guest
- * physical address it touches and goes through a cache model: an L1i and
- * an L1d per vCPU and a last-level cache shared by the vCPUs of a node.
- * What misses the last level is a memory access, local when the address
+ * physical address it touches and goes through a cache model: an L1i, an
+ * L1d and (when the preset has one) a private L2 per vCPU, and (when the
+ * preset has one) a last-level cache shared by the vCPUs of a node.  What
+ * misses the last level is a memory access, local when the address
  * belongs to the vCPU's own node and remote otherwise.  The modelled time
  * of a vCPU is
  *
- *   instructions * cpi + LLC hits * llc_lat
+ *   instructions * cpi + L2 hits * l2_lat + LLC hits * llc_lat
  *                      + local misses * local_lat + remote misses * remote_lat
  *
  * in cycles (L1 hits are in the base CPI).  Caches are physically tagged
- * and not kept coherent: a store does not invalidate other caches' copies,
- * which only matters for shared written data, not for the text and file
- * pages this model is for.
+ * and kept coherent by a directory: a store takes the line out of every
+ * other vCPU's private caches and every other node's LLC, and a miss on a
+ * line that another vCPU holds dirty is served from that vCPU's cache: a
+ * remote transfer (remote_lat, counted remote and as a transfer) when that
+ * vCPU is on another node, an LLC hit (or, with no LLC, a local access)
+ * when it is on the same node.  That is the cost of struct page and rmap
+ * lines written on one node and read on another.
  *
  * Data addresses come from QEMU (the physical address of each access).
  * QEMU 7.2 reports one as its RAM block's offset in QEMU's own RAM space
@@ -43,8 +48,17 @@
  *                     node n holds guest physical [n * M, (n + 1) * M) MiB
  *   phys=doubled|exact how QEMU reports a data access's address (above)
  *   preset=modern|numaq  cache geometry and latencies (see presets below)
- *   cpi= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb= l1d_kb=
- *   l1_ways= llc_kb_per_cpu= llc_ways=   override one figure of the preset
+ *   cpi= l2_lat= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb=
+ *   l1d_kb= l1_ways= l2_kb= l2_ways= llc_kb_per_cpu= llc_ways=
+ *                     override one figure of the preset (l2_kb=0: no
+ *                     private L2; llc_kb_per_cpu=0: no shared LLC)
+ *   kernel_text=remote|local  local: the kernel's instruction fetches are
+ *                     always local, as if its text were replicated on
+ *                     every node (the seed's NUMA-Q kernels did that);
+ *                     remote, the default: from the node it lives on
+ *
+ * The plugin keeps no locks on its caches: QEMU must run the vCPUs in one
+ * thread (-accel tcg,thread=single, which -icount needs anyway).
  *   profile=FILE      also write, at each NUMA_MODEL_END, the instructions
  *                     that the vCPU which marked NUMA_MODEL_BEGIN ran
  *                     since, per translation block (by guest virtual
@@ -62,8 +76,8 @@
 
 PLUGIN_EXPORT int qemu_plugin_version = PLUGIN_API_VERSION;
 
-#define MAX_VCPUS	64
-#define MAX_NODES	8
+#define MAX_VCPUS	32	/* a bit each in a directory word */
+#define MAX_NODES	8	/* a bit each in a directory byte */
 #define MAX_RAM_MAPS	64
 
 /*
@@ -75,29 +89,36 @@ PLUGIN_EXPORT int qemu_plugin_version = PLUGIN_API_VERSION;
 struct model {
 	const char *name;
 	double cpi;		/* cycles per instruction, all L1 hits */
-	unsigned int llc_lat;	/* cycles: an L1 miss that hits the LLC */
+	unsigned int l2_lat;	/* cycles: an L1 miss that hits the L2 */
+	unsigned int llc_lat;	/* cycles: an L2 miss that hits the LLC */
 	unsigned int local_lat;	/* cycles: an LLC miss to local memory */
 	unsigned int remote_lat;/* cycles: an LLC miss to remote memory */
 	unsigned int mhz;	/* to turn cycles into seconds */
 	unsigned int line;	/* bytes */
 	unsigned int l1i_kb, l1d_kb, l1_ways;
-	unsigned int llc_kb_per_cpu, llc_ways;
+	unsigned int l2_kb, l2_ways;		/* private; 0: none */
+	unsigned int llc_kb_per_cpu, llc_ways;	/* shared by a node; 0: none */
 };
 
 static const struct model presets[] = {
 	{
 		/* 2-socket Xeon Platinum 8180 (Skylake-SP), 2.5 GHz */
-		.name = "modern", .cpi = 1.0, .llc_lat = 55,
+		.name = "modern", .cpi = 1.0, .l2_lat = 14, .llc_lat = 55,
 		.local_lat = 203, .remote_lat = 328, .mhz = 2500,
 		.line = 64, .l1i_kb = 32, .l1d_kb = 32, .l1_ways = 8,
+		.l2_kb = 1024, .l2_ways = 16,
 		.llc_kb_per_cpu = 1408, .llc_ways = 11,
 	},
 	{
-		/* NUMA-Q quads of 700 MHz Pentium III Xeon, 2 MB L2 */
-		.name = "numaq", .cpi = 1.0, .llc_lat = 10,
+		/*
+		 * NUMA-Q quads of 700 MHz Pentium III Xeon, 2 MB private
+		 * L2 each; nothing shared before memory is modelled.
+		 */
+		.name = "numaq", .cpi = 1.0, .l2_lat = 10, .llc_lat = 0,
 		.local_lat = 126, .remote_lat = 1260, .mhz = 700,
 		.line = 32, .l1i_kb = 16, .l1d_kb = 16, .l1_ways = 4,
-		.llc_kb_per_cpu = 2048, .llc_ways = 4,
+		.l2_kb = 2048, .l2_ways = 4,
+		.llc_kb_per_cpu = 0, .llc_ways = 0,
 	},
 };
 
@@ -116,19 +137,33 @@ enum fetch { IFETCH_USER, IFETCH_KERNEL, DATA, NR_FETCH };
 
 struct counts {
 	uint64_t insns;
-	uint64_t l1[NR_FETCH], l1_miss[NR_FETCH];
+	uint64_t l1[NR_FETCH], l1_miss[NR_FETCH], l2_hit[NR_FETCH];
 	uint64_t local_miss[NR_FETCH], remote_miss[NR_FETCH];
+	/* Of the remote ones: lines another node's cache held dirty. */
+	uint64_t remote_xfer[NR_FETCH];
 	uint64_t unknown[NR_FETCH];	/* not RAM of any node (ROM, I/O) */
 };
 
 struct vcpu {
-	struct cache l1i, l1d;
+	struct cache l1i, l1d, l2;
 	struct counts n;
 };
 
 struct node {
-	pthread_mutex_t lock;
 	struct cache llc;
+};
+
+/*
+ * The coherence directory, one entry per line of guest RAM: which vCPUs'
+ * private caches and which nodes' LLCs may hold it (a superset: a bit is
+ * cleared when the line is invalidated, not when it is evicted), and
+ * which vCPU holds it dirty (vCPU + 1; 0: memory is up to date).
+ */
+struct directory {
+	uint32_t *sharers;
+	uint8_t *llc_nodes;
+	uint8_t *owner;
+	uint64_t lines;
 };
 
 /* A cache line a translation block spans, and its node. */
@@ -152,6 +187,8 @@ struct ram_map {
 };
 
 static struct model m;
+static struct directory dir;
+static bool kernel_text_local;
 static int nr_nodes = 2, cpus_per_node = 2, nr_vcpus;
 static bool phys_doubled = true;
 static uint64_t node_bytes = 512ULL << 20;
@@ -171,10 +208,14 @@ static volatile int profile_vcpu = -1;
 static struct tb_info *profiled_tbs;
 static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int cache_init(struct cache *c, unsigned int kb, unsigned int ways)
+/* A cache of @kb KiB; with @optional, none at all when @kb is 0. */
+static int cache_init(struct cache *c, unsigned int kb, unsigned int ways,
+		      bool optional)
 {
 	unsigned int sets = ways ? kb * 1024 / m.line / ways : 0;
 
+	if (!kb && optional)
+		return 0;
 	if (!sets)
 		return -1;
 	c->sets = sets;
@@ -205,6 +246,67 @@ static bool cache_access(struct cache *c, uint64_t line)
 	return false;
 }
 
+/* True if @c holds @line; takes it out with @evict.  No LRU update. */
+static bool cache_holds(struct cache *c, uint64_t line, bool evict)
+{
+	size_t base = (size_t)(line % c->sets) * c->ways;
+	unsigned int w;
+
+	if (!c->sets)
+		return false;
+	for (w = 0; w < c->ways; w++) {
+		if (c->tag[base + w] == line + 1) {
+			if (evict)
+				c->tag[base + w] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The node whose cache holds @line dirty for another vCPU than @vcpu, or
+ * -1; memory is up to date afterwards, as the owner writes the line back
+ * when it hands it over.  An owner that evicted it wrote it back then.
+ */
+static int dirty_elsewhere(unsigned int vcpu, uint64_t line)
+{
+	int owner = dir.owner[line] - 1;
+	int owner_node = owner / cpus_per_node;
+	bool held;
+
+	if (owner < 0 || owner == (int)vcpu)
+		return -1;
+	held = cache_holds(&vcpus[owner].l1d, line, false) ||
+	       cache_holds(&vcpus[owner].l2, line, false) ||
+	       cache_holds(&nodes[owner_node].llc, line, false);
+	dir.owner[line] = 0;
+	return held ? owner_node : -1;
+}
+
+/* A store by @vcpu: every other copy of @line goes. */
+static void take_ownership(unsigned int vcpu, uint64_t line)
+{
+	uint32_t others = dir.sharers[line] & ~(1U << vcpu);
+	uint8_t other_nodes = dir.llc_nodes[line] &
+			      ~(1U << (vcpu / cpus_per_node));
+	int v, n;
+
+	for (v = 0; others; v++, others >>= 1) {
+		if (!(others & 1))
+			continue;
+		cache_holds(&vcpus[v].l1i, line, true);
+		cache_holds(&vcpus[v].l1d, line, true);
+		cache_holds(&vcpus[v].l2, line, true);
+	}
+	for (n = 0; other_nodes; n++, other_nodes >>= 1)
+		if (other_nodes & 1)
+			cache_holds(&nodes[n].llc, line, true);
+	dir.sharers[line] &= 1U << vcpu;
+	dir.llc_nodes[line] &= 1U << (vcpu / cpus_per_node);
+	dir.owner[line] = vcpu + 1;
+}
+
 static int gpa_node(uint64_t gpa)
 {
 	uint64_t n = gpa / node_bytes;
@@ -227,31 +329,59 @@ static int data_node(uint64_t phys, uint64_t *line)
 	return (int)n;
 }
 
-/* One access of @kind by @vcpu to the line @line of node @node. */
-static void access_line(unsigned int vcpu, enum fetch kind, uint64_t line,
-			int node)
+/*
+ * A miss of @vcpu's private caches on @line of node @node: served by a
+ * cache that holds it dirty, the node's LLC, or memory.
+ */
+static void private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
+			 int node)
 {
 	struct vcpu *v = &vcpus[vcpu];
 	int home = vcpu / cpus_per_node;
-	bool hit;
+	int dirty_node = dirty_elsewhere(vcpu, line);
+	bool llc_hit = false;
+
+	dir.sharers[line] |= 1U << vcpu;
+	if (nodes[home].llc.sets) {
+		llc_hit = cache_access(&nodes[home].llc, line);
+		dir.llc_nodes[line] |= 1U << home;
+	}
+	if (dirty_node >= 0 && dirty_node != home) {
+		v->n.remote_miss[kind]++;
+		v->n.remote_xfer[kind]++;
+	} else if (dirty_node == home) {
+		/* Within the node: as fast as its LLC, or its memory. */
+		if (!nodes[home].llc.sets)
+			v->n.local_miss[kind]++;
+	} else if (!llc_hit) {
+		if (node == home || (kind == IFETCH_KERNEL && kernel_text_local))
+			v->n.local_miss[kind]++;
+		else
+			v->n.remote_miss[kind]++;
+	}
+}
+
+/* One access of @kind by @vcpu to the line @line of node @node. */
+static void access_line(unsigned int vcpu, enum fetch kind, uint64_t line,
+			int node, bool store)
+{
+	struct vcpu *v = &vcpus[vcpu];
 
 	if (node < 0) {
 		v->n.unknown[kind]++;
 		return;
 	}
 	v->n.l1[kind]++;
-	if (cache_access(kind == DATA ? &v->l1d : &v->l1i, line))
-		return;
-	v->n.l1_miss[kind]++;
-	pthread_mutex_lock(&nodes[home].lock);
-	hit = cache_access(&nodes[home].llc, line);
-	pthread_mutex_unlock(&nodes[home].lock);
-	if (hit)
-		return;
-	if (node == home)
-		v->n.local_miss[kind]++;
-	else
-		v->n.remote_miss[kind]++;
+	if (!cache_access(kind == DATA ? &v->l1d : &v->l1i, line)) {
+		v->n.l1_miss[kind]++;
+		if (v->l2.sets && cache_access(&v->l2, line))
+			v->n.l2_hit[kind]++;
+		else
+			private_miss(vcpu, kind, line, node);
+	}
+	if (store && (dir.owner[line] != vcpu + 1 ||
+		      dir.sharers[line] != 1U << vcpu))
+		take_ownership(vcpu, line);
 }
 
 /*
@@ -311,7 +441,7 @@ static void tb_exec(unsigned int vcpu, void *udata)
 		tb->profiled += tb->insns;
 	for (i = 0; i < tb->nr_lines; i++)
 		access_line(vcpu, tb->kind, tb->lines[i].line,
-			    tb->lines[i].node);
+			    tb->lines[i].node, false);
 }
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
@@ -325,7 +455,7 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	    qemu_plugin_hwaddr_is_io(hw))
 		return;
 	node = data_node(qemu_plugin_hwaddr_phys_addr(hw), &line);
-	access_line(vcpu, DATA, line, node);
+	access_line(vcpu, DATA, line, node, qemu_plugin_mem_is_store(info));
 }
 
 /*
@@ -350,11 +480,14 @@ static void write_counts(const char *mark, unsigned int by)
 			mark, seq, by, v, v / cpus_per_node, c->insns);
 		for (k = 0; k < NR_FETCH; k++)
 			fprintf(out, " %s_l1=%" PRIu64 " %s_l1_miss=%" PRIu64
+				" %s_l2=%" PRIu64
 				" %s_local=%" PRIu64 " %s_remote=%" PRIu64
-				" %s_unknown=%" PRIu64,
+				" %s_xfer=%" PRIu64 " %s_unknown=%" PRIu64,
 				prefix[k], c->l1[k], prefix[k], c->l1_miss[k],
+				prefix[k], c->l2_hit[k],
 				prefix[k], c->local_miss[k], prefix[k],
-				c->remote_miss[k], prefix[k], c->unknown[k]);
+				c->remote_miss[k], prefix[k], c->remote_xfer[k],
+				prefix[k], c->unknown[k]);
 		fputc('\n', out);
 	}
 	fflush(out);
@@ -486,10 +619,12 @@ static int parse_arg(const char *arg)
 		const char *key;
 		unsigned int *field;
 	} uints[] = {
+		{ "l2_lat", &m.l2_lat },
 		{ "llc_lat", &m.llc_lat }, { "local_lat", &m.local_lat },
 		{ "remote_lat", &m.remote_lat }, { "mhz", &m.mhz },
 		{ "line", &m.line }, { "l1i_kb", &m.l1i_kb },
 		{ "l1d_kb", &m.l1d_kb }, { "l1_ways", &m.l1_ways },
+		{ "l2_kb", &m.l2_kb }, { "l2_ways", &m.l2_ways },
 		{ "llc_kb_per_cpu", &m.llc_kb_per_cpu },
 		{ "llc_ways", &m.llc_ways },
 	};
@@ -512,6 +647,10 @@ static int parse_arg(const char *arg)
 		if (strcmp(val, "doubled") && strcmp(val, "exact"))
 			return -1;
 		phys_doubled = !strcmp(val, "doubled");
+	} else if (KEY("kernel_text")) {
+		if (strcmp(val, "local") && strcmp(val, "remote"))
+			return -1;
+		kernel_text_local = !strcmp(val, "local");
 	} else if (KEY("cpi")) {
 		m.cpi = strtod(val, NULL);
 	} else if (KEY("preset")) {
@@ -559,14 +698,22 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	line_shift = __builtin_ctz(m.line);
 	nr_vcpus = nr_nodes * cpus_per_node;
 	for (i = 0; i < nr_vcpus; i++)
-		if (cache_init(&vcpus[i].l1i, m.l1i_kb, m.l1_ways) ||
-		    cache_init(&vcpus[i].l1d, m.l1d_kb, m.l1_ways))
+		if (cache_init(&vcpus[i].l1i, m.l1i_kb, m.l1_ways, false) ||
+		    cache_init(&vcpus[i].l1d, m.l1d_kb, m.l1_ways, false) ||
+		    cache_init(&vcpus[i].l2, m.l2_kb, m.l2_ways, true))
 			goto bad_cache;
-	for (i = 0; i < nr_nodes; i++) {
-		pthread_mutex_init(&nodes[i].lock, NULL);
+	for (i = 0; i < nr_nodes; i++)
 		if (cache_init(&nodes[i].llc, m.llc_kb_per_cpu * cpus_per_node,
-			       m.llc_ways))
+			       m.llc_ways, true))
 			goto bad_cache;
+	/* Untouched lines of these stay unbacked zero pages. */
+	dir.lines = ((uint64_t)nr_nodes * node_bytes) >> line_shift;
+	dir.sharers = calloc(dir.lines, sizeof(*dir.sharers));
+	dir.llc_nodes = calloc(dir.lines, sizeof(*dir.llc_nodes));
+	dir.owner = calloc(dir.lines, sizeof(*dir.owner));
+	if (!dir.sharers || !dir.llc_nodes || !dir.owner) {
+		qemu_plugin_outs("numa-model: no memory for the directory\n");
+		return -1;
 	}
 	out = fopen(out_path, "w");
 	if (!out) {
@@ -584,11 +731,12 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	fprintf(out, "model preset=%s cpi=%g llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u llc_kb_per_cpu=%u llc_ways=%u nodes=%d cpus_per_node=%d phys=%s\n",
-		m.name, m.cpi, m.llc_lat, m.local_lat, m.remote_lat, m.mhz,
-		m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.llc_kb_per_cpu,
-		m.llc_ways, nr_nodes, cpus_per_node,
-		phys_doubled ? "doubled" : "exact");
+	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_ways=%u nodes=%d cpus_per_node=%d phys=%s kernel_text=%s\n",
+		m.name, m.cpi, m.l2_lat, m.llc_lat, m.local_lat, m.remote_lat,
+		m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
+		m.l2_ways, m.llc_kb_per_cpu, m.llc_ways, nr_nodes,
+		cpus_per_node, phys_doubled ? "doubled" : "exact",
+		kernel_text_local ? "local" : "remote");
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;

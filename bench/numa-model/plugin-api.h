@@ -85,6 +85,7 @@ size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 /* Where QEMU holds the instruction's bytes: a host address. */
 void *qemu_plugin_insn_haddr(const struct qemu_plugin_insn *insn);
 
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
 						  uint64_t vaddr);
 bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
