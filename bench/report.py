@@ -136,285 +136,467 @@ def reclaim(out, summary, f):
             f"{r['oom']:.0f} |\n")
 
 
-SDET_POLICIES = ("none", "text", "private")
-SDET_PRESETS = ("modern", "numaq")
+WORKLOADS = ("sdet", "cc1", "perl", "python3", "sqlite3")
+WORKLOAD_NAMES = {
+    "sdet": "SDET-like shell scripts",
+    "cc1": "cc1 -O1 on C sources",
+    "perl": "perl short runs",
+    "python3": "python3 short runs",
+    "sqlite3": "sqlite3 queries",
+}
+POLICIES = ("text", "private", "readonly")
+PRESETS = ("numaq", "modern")
+# Targets of the paired gain, %: (workload, preset, policy) -> at least.
+TARGETS = {("sdet", "numaq", "text"): 43.0, ("cc1", "numaq", "text"): 43.0,
+           ("cc1", "modern", "text"): 5.0}
+
+# Student's t, two-sided 95%, by degrees of freedom.
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+        2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+        2.093, 2.086)
+
+
+def mean_ci(xs):
+    """The mean of @xs and the half-width of its 95% confidence interval
+    (None with fewer than two)."""
+    m = statistics.mean(xs)
+    if len(xs) < 2:
+        return m, None
+    t = T975[len(xs) - 2] if len(xs) - 1 <= len(T975) else 1.96
+    return m, t * statistics.stdev(xs) / len(xs) ** 0.5
+
+
+def fmt_ci(m, ci, unit="%"):
+    if ci is None:
+        return f"{m:+.1f}{unit} (one pair)"
+    return f"{m:+.1f}{unit} ± {ci:.1f}"
+
+
+def total(per_vcpu):
+    """Counts summed over the vCPUs."""
+    return {k: sum(c[k] for c in per_vcpu.values()) for k in nmreport.FIELDS}
+
+
+def add_counts(a, b):
+    return {k: a.get(k, 0) + b[k] for k in nmreport.FIELDS}
+
+
+def cycles(model, c, kernel_text_local=False):
+    """Modelled cycles of counts @c; with @kernel_text_local, as if the
+    kernel's text were on every node (its remote misses cost local ones)."""
+    cyc = nmreport.figures(model, c)["cycles"]
+    if kernel_text_local:
+        cyc -= c["k_remote"] * (int(model["remote_lat"]) -
+                                int(model["local_lat"]))
+    return cyc
+
+
+def paired_boot(run_dir):
+    """The model, and each measurement of a paired boot in order:
+    (workload, arm, pair, counts summed over the vCPUs, replica pages)."""
+    model, marks = nmreport.load(os.path.join(run_dir, "counts"))
+    got = nmreport.measurements(marks)
+    names, memory = [], []
+    with open(os.path.join(run_dir, "output.log")) as f:
+        for line in f:
+            m = re.match(r"paired: workload=(\S+) arm=(\S+) pair=(\d+)",
+                         line)
+            if m:
+                names.append((m.group(1), m.group(2), int(m.group(3))))
+            m = re.match(r"paired-memory: replica_pages=(\d+) "
+                         r"file_pages=(\d+)", line)
+            if m:
+                memory.append(int(m.group(1)))
+    if not (len(names) == len(got) == len(memory)):
+        raise SystemExit(f"report: {run_dir}: {len(got)} measurements, "
+                         f"{len(names)} named, {len(memory)} memory lines")
+    return model, [n + (c, r) for n, c, r in zip(names, got, memory)]
 
 
 def text_pages(run_dir):
     """Text pages mapped on their process's node, and in all, from the
-    guest's pagenodes lines after "sdet-text: node N"."""
-    local = total = 0
+    guest's pagenodes lines after "paired-text: node N"."""
+    local = all_pages = 0
     node = None
     with open(os.path.join(run_dir, "output.log")) as f:
         for line in f:
-            m = re.match(r"sdet-text: node (\d+)", line)
+            m = re.match(r"paired-text: node (\d+)", line)
             if m:
                 node = int(m.group(1))
                 continue
             m = re.search(r"(\d+) text pages mapped:(.*)", line)
             if m and node is not None:
-                total += int(m.group(1))
+                all_pages += int(m.group(1))
                 for n, on in re.findall(r"(\d+) on node (\d+)", m.group(2)):
                     if int(on) == node:
                         local += int(n)
-    return local, total
+    return local, all_pages
 
 
-def sdet_boot(run_dir):
-    """The model, per-vCPU counts, scripts and memory figures of one boot
-    of an SDET-like cell."""
-    model, marks = nmreport.load(os.path.join(run_dir, "counts"))
-    per_vcpu = nmreport.measurements(marks, split=True)
-    if len(per_vcpu) != 1:
-        raise SystemExit(f"report: {run_dir}: {len(per_vcpu)} measurements")
-    with open(os.path.join(run_dir, "output.log")) as f:
-        output = f.read()
-    scripts = int(re.search(r"sdet: scripts=(\d+)", output).group(1))
-    memory = re.search(r"sdet-memory: replica_pages=(\d+) "
-                       r"file_pages=(\d+)", output)
-    return model, per_vcpu[0], scripts, tuple(map(int, memory.groups()))
+class Cell:
+    """One workload under one preset and policy: its pairs."""
+
+    def __init__(self, model, pairs, vanilla, replica_pages):
+        self.model = model
+        self.pairs = pairs            # [(none counts, policy counts)]
+        self.vanilla = vanilla        # [counts] of the vanilla boot
+        self.replica_pages = replica_pages
+
+    def gains(self, kernel_text_local=False):
+        """The paired gains, %: fixed work, so throughput goes as the
+        inverse of the cycles summed over the vCPUs."""
+        return [100.0 * (cycles(self.model, n, kernel_text_local) /
+                         cycles(self.model, p, kernel_text_local) - 1)
+                for n, p in self.pairs]
+
+    def pooled(self, arm):
+        acc = {}
+        for pair in self.pairs:
+            acc = add_counts(acc, pair[0 if arm == "none" else 1])
+        return acc
+
+    def against_vanilla(self, arm):
+        """Gain of @arm over vanilla 6.12, %, and its interval: the
+        ratio of the means, its interval from the two arms' spreads."""
+        if not self.vanilla:
+            return None, None
+        mine = [cycles(self.model, p[0 if arm == "none" else 1])
+                for p in self.pairs]
+        theirs = [cycles(self.model, c) for c in self.vanilla]
+        mm, mc = mean_ci(mine)
+        vm, vc = mean_ci(theirs)
+        gain = 100.0 * (vm / mm - 1)
+        if mc is None or vc is None:
+            return gain, None
+        rel = ((mc / mm) ** 2 + (vc / vm) ** 2) ** 0.5
+        return gain, 100.0 * (vm / mm) * rel
 
 
-def sdet_run_dirs(out, preset, policy):
-    """The boots of a cell: runs/sdet-PRESET-POLICY, then .2, .3, ..."""
-    name = f"sdet-{preset}-{policy}"
-    dirs = [os.path.join(out, "runs", name)]
-    k = 2
-    while os.path.isdir(os.path.join(out, "runs", f"{name}.{k}")):
-        dirs.append(os.path.join(out, "runs", f"{name}.{k}"))
-        k += 1
-    return dirs
+def paired_cells(out):
+    """{(workload, preset, policy): Cell} of every paired boot there is."""
+    cells = {}
+    for preset in PRESETS:
+        vanilla = {}
+        vdir = os.path.join(out, "runs", f"paired-{preset}-vanilla")
+        if os.path.isdir(vdir):
+            for wl, _, _, c, _ in paired_boot(vdir)[1]:
+                vanilla.setdefault(wl, []).append(c)
+        for policy in POLICIES:
+            pdir = os.path.join(out, "runs", f"paired-{preset}-{policy}")
+            if not os.path.isdir(pdir):
+                continue
+            model, ms = paired_boot(pdir)
+            arms, pages = {}, {}
+            for wl, arm, pair, c, r in ms:
+                arms.setdefault(wl, {}).setdefault(pair, {})[arm] = c
+                if arm == policy:
+                    pages[wl] = r
+            for wl, by_pair in arms.items():
+                pairs = [(by_pair[p]["none"], by_pair[p][policy])
+                         for p in sorted(by_pair)
+                         if "none" in by_pair[p] and policy in by_pair[p]]
+                cells[wl, preset, policy] = Cell(
+                    model, pairs, vanilla.get(wl, []), pages.get(wl, 0))
+    return cells
 
 
-def sdet_run(out, preset, policy):
-    """An SDET-like cell, its boots pooled: the model, each vCPU's counts
-    summed over the boots, the boots (per-vCPU counts, scripts), the first
-    boot's memory figures, and the local and all text pages of the boots."""
-    boots, pooled, memory, model = [], {}, None, None
-    local = total = 0
-    for run_dir in sdet_run_dirs(out, preset, policy):
-        model, per_vcpu, scripts, mem = sdet_boot(run_dir)
-        memory = memory or mem
-        boots.append((per_vcpu, scripts))
-        for v, c in per_vcpu.items():
-            acc = pooled.setdefault(v, dict.fromkeys(nmreport.FIELDS, 0))
-            for k in nmreport.FIELDS:
-                acc[k] += c[k]
-        pages = text_pages(run_dir)
-        local, total = local + pages[0], total + pages[1]
-    return model, pooled, boots, memory, (local, total)
+def previous_summary(out):
+    """The summary of the make bench before this one, if it kept one."""
+    prev = {}
+    path = os.path.join(out, "summary.prev.tsv")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                k, v = line.split("\t")
+                prev[k] = float(v)
+    return prev
 
 
-def sdet_throughput(model, boots):
-    """Scripts per modelled second of boots run one after the other: all
-    their scripts over the sum of each boot's busiest vCPU's time."""
-    seconds = sum(max(nmreport.figures(model, c)["seconds"]
-                      for c in per_vcpu.values())
-                  for per_vcpu, _ in boots)
-    return sum(scripts for _, scripts in boots) / seconds
+def paired(out, cells, summary, f):
+    """The paired section: each workload's gain under each preset and
+    policy, with its interval, against none and against vanilla."""
+    prev = previous_summary(out)
+    npairs = min(len(c.pairs) for c in cells.values())
+    summary["paired_pairs"] = npairs
+    f.write("\n## Paired gains\n\n"
+            "Each boot runs one policy: every workload's files are cached "
+            "on node 0 first, then it measures pairs, one unit of fixed "
+            "work under `none` and one under the policy (switched in "
+            "sysfs; order alternating), the policy's after an unmeasured "
+            "unit under it, which makes its replicas. A unit runs the workload's job on "
+            "every CPU of every node at once. Gain: none's modelled "
+            "cycles, summed over all vCPUs, over the policy's, less one, "
+            "per pair; the mean over the pairs and its 95% confidence "
+            "interval (Student's t). Guests run with one TCG thread "
+            "counting instructions (`-icount shift=0,sleep=off`), "
+            "`norandmaps`, NUMA balancing off. *kernel text local*: the "
+            "same pairs costed as if the kernel's own text were on every "
+            "node, the seed's baseline (its NUMA-Q kernels replicated "
+            "kernel text). *vs vanilla*: the policy's units against "
+            "vanilla 6.12 booted with the same workloads (between boots; "
+            "interval from both spreads); *none vs vanilla*: what the "
+            "framework costs when off. *previous*: the same gain in the "
+            "make bench before this one, and whether the intervals "
+            "overlap.\n")
+    for preset in PRESETS:
+        rows = [(wl, pol) for wl in WORKLOADS for pol in POLICIES
+                if (wl, preset, pol) in cells]
+        if not rows:
+            continue
+        model = cells[rows[0][0], preset, rows[0][1]].model
+        f.write(f"\n### `{preset}`: {model['nodes']} nodes of "
+                f"{model['cpus_per_node']} CPUs\n\n"
+                "| workload | policy | gain | kernel text local | "
+                "vs vanilla | none vs vanilla | remote user ifetch, none → "
+                "policy | replica pages | previous |\n"
+                "|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+        for wl, pol in rows:
+            cell = cells[wl, preset, pol]
+            g, gci = mean_ci(cell.gains())
+            k, kci = mean_ci(cell.gains(kernel_text_local=True))
+            v, vci = cell.against_vanilla(pol)
+            nv, nvci = cell.against_vanilla("none")
+            key = f"gain_{wl}_{preset}_{pol}"
+            summary[key + "_pct"] = g
+            summary[key + "_ci"] = gci if gci is not None else -1
+            summary[key + "_kernel_text_local_pct"] = k
+            if v is not None:
+                summary[f"vanilla_{key}_pct"] = v
+                summary[f"none_vs_vanilla_{wl}_{preset}_{pol}_pct"] = nv
+            fig = {arm: nmreport.figures(model, cell.pooled(arm))
+                   for arm in ("none", pol)}
+            summary[f"remote_ifetch_pct_{wl}_{preset}_{pol}"] = \
+                fig[pol]["ifetch_remote_pct"]
+            was = ""
+            if key + "_pct" in prev:
+                pg, pci = prev[key + "_pct"], prev.get(key + "_ci", -1)
+                agree = (gci is not None and pci >= 0 and
+                         abs(pg - g) <= gci + pci)
+                was = (f"{pg:+.1f}% ± {pci:.1f}, "
+                       f"{'overlap' if agree else 'DISAGREE'}")
+            target = TARGETS.get((wl, preset, pol))
+            mark = "" if target is None else (
+                f" (target ≥ +{target:.0f}%: "
+                f"{'met' if g >= target else 'missed'})")
+            f.write(f"| {WORKLOAD_NAMES[wl]} | {pol} | "
+                    f"{fmt_ci(g, gci)}{mark} | {fmt_ci(k, kci)} | "
+                    f"{'' if v is None else fmt_ci(v, vci)} | "
+                    f"{'' if nv is None else fmt_ci(nv, nvci)} | "
+                    f"{fig['none']['ifetch_remote_pct']:.1f}% → "
+                    f"{fig[pol]['ifetch_remote_pct']:.1f}% | "
+                    f"{cell.replica_pages} | {was} |\n")
 
 
-def sdet_figures(model, per_vcpu, boots):
-    """Throughput of the boots and the remote share of instruction fetches
-    from memory (pooled counts)."""
-    i_local = sum(c["i_local"] for c in per_vcpu.values())
-    i_remote = sum(c["i_remote"] for c in per_vcpu.values())
-    return (sdet_throughput(model, boots),
-            100.0 * i_remote / max(i_local + i_remote, 1))
+def missed_targets(cells, f):
+    """For each target missed: the most replicating user text could have
+    given in the model, from none's own figures."""
+    lines = []
+    for (wl, preset, pol), target in TARGETS.items():
+        cell = cells.get((wl, preset, pol))
+        if not cell:
+            continue
+        gain = statistics.mean(cell.gains())
+        if gain >= target:
+            continue
+        c = cell.pooled("none")
+        whole = cycles(cell.model, c)
+        excess = c["i_remote"] * (int(cell.model["remote_lat"]) -
+                                  int(cell.model["local_lat"])) / whole
+        kernel = c["k_remote"] * (int(cell.model["remote_lat"]) -
+                                  int(cell.model["local_lat"])) / whole
+        lines.append(
+            f"- {WORKLOAD_NAMES[wl]}, `{preset}`, `{pol}`: {gain:+.1f}% "
+            f"against a target of +{target:.0f}%. Under none, remote user "
+            f"instruction fetches cost {100 * excess:.1f}% of the cycles "
+            "beyond what local ones would: removing all of it gives at "
+            f"most {100 * excess / (1 - excess):+.1f}%. The kernel's own "
+            f"remote text costs another {100 * kernel:.1f}%, which only "
+            "kernel text replication (the seed's baseline, *kernel text "
+            "local*) removes; the rest is instructions, data and caches "
+            "that page-cache replication does not touch (next table).\n")
+    if lines:
+        f.write("\nTargets missed, and the most the model leaves to "
+                "gain:\n\n" + "".join(lines))
 
 
-def sdet(out, summary, f):
-    """The SDET-like section of the report, and its figures."""
-    runs, thr, ifetch, text, memory = {}, {}, {}, {}, {}
-    for preset in SDET_PRESETS:
-        for policy in SDET_POLICIES:
-            (model, per_vcpu, boots, memory[preset, policy],
-             text[preset, policy]) = sdet_run(out, preset, policy)
-            runs[preset, policy] = (model, per_vcpu, boots)
-            thr[preset, policy], ifetch[preset, policy] = sdet_figures(
-                model, per_vcpu, boots)
-    nboots = min(len(r[2]) for r in runs.values())
-    summary["sdet_boots_per_cell"] = nboots
-    for preset in SDET_PRESETS:
-        for policy in SDET_POLICIES[1:]:
-            summary[f"sdet_gain_{preset}_pct_{policy}"] = 100.0 * (
-                thr[preset, policy] / thr[preset, "none"] - 1)
-        summary[f"sdet_gain_{preset}_pct"] = \
-            summary[f"sdet_gain_{preset}_pct_text"]
-        for policy in SDET_POLICIES:
-            summary[f"sdet_scripts_per_s_{preset}_{policy}"] = \
-                thr[preset, policy]
-            summary[f"sdet_remote_ifetch_pct_{preset}_{policy}"] = \
-                ifetch[preset, policy]
-            summary[f"sdet_replica_pages_{preset}_{policy}"] = \
-                memory[preset, policy][0]
-    local, total = text["modern", "text"]
-    summary["sdet_text_local_pct"] = 100.0 * local / max(total, 1)
-    summary["sdet_remote_ifetch_pct_text"] = ifetch["modern", "text"]
-    summary["sdet_remote_ifetch_pct_none"] = ifetch["modern", "none"]
-
-    f.write("\n## SDET-like throughput\n\n"
-            "Concurrent users on every node, each running short scripts of "
-            "real dynamically linked programs (bash, coreutils, gawk, sed, "
-            "grep) from the ext4 disk, all cached on node 0 first. "
-            f"Each cell boots {nboots} time(s), one boot of every cell "
-            "after another, and pools its boots: scripts per modelled "
-            "second are all the boots' scripts over the sum of each "
-            "boot's busiest vCPU's modelled time (each boot's own figure "
-            "in brackets, to show the scatter); "
-            "instruction fetches that reach memory, remote share; text "
-            "pages of a shell and a program on each node afterwards, "
-            "node-local share (pagenodes: move_pages(2)); replica pages at the "
-            "end of the first boot, against all file pages (/proc/vmstat); "
-            "the fewest and most instructions a vCPU ran in a boot: the "
-            "scripts are the same in every run, so these show how much the "
-            "work itself varies from boot to boot.\n\n"
-            "| preset | policy | scripts/s (each boot) | gain | "
-            "remote ifetch | local text pages | replica pages / file pages | "
-            "vCPU instructions (M) |\n"
-            "|---|---|---:|---:|---:|---:|---:|---:|\n")
-    for preset in SDET_PRESETS:
-        for policy in SDET_POLICIES:
-            local, total = text[preset, policy]
-            gain = 100.0 * (thr[preset, policy] / thr[preset, "none"] - 1)
-            model, _, boots = runs[preset, policy]
-            each = ", ".join(f"{sdet_throughput(model, [b]):.1f}"
-                             for b in boots)
-            insns = [c["insns"] / 1e6
-                     for per_vcpu, _ in boots for c in per_vcpu.values()]
-            f.write(f"| {preset} | {policy} | {thr[preset, policy]:.1f} "
-                    f"({each}) | "
-                    f"{gain:+.1f}% | {ifetch[preset, policy]:.1f}% | "
-                    f"{100.0 * local / max(total, 1):.1f}% "
-                    f"({local}/{total}) | {memory[preset, policy][0]} / "
-                    f"{memory[preset, policy][1]} | "
-                    f"{min(insns):.0f} to {max(insns):.0f} |\n")
-    return runs
-
-
-def cycle_parts(model, per_vcpu):
-    """The modelled cycles of a run, summed over the vCPUs, by part:
-    instructions, then per kind of access (user ifetch i, kernel ifetch k,
-    data d) its L1 misses that hit the LLC and those that reach memory;
-    and the counts summed over the vCPUs."""
-    cpi, llc = float(model["cpi"]), int(model["llc_lat"])
+def cycle_parts(model, c):
+    """The modelled cycles of counts @c by part: instructions, then per
+    kind of access (user ifetch i, kernel ifetch k, data d) its L2 hits,
+    LLC hits, memory misses, and the remote transfers of dirty lines among
+    the latter."""
+    cpi, l2 = float(model["cpi"]), int(model.get("l2_lat", 0))
+    llc = int(model["llc_lat"])
     local, remote = int(model["local_lat"]), int(model["remote_lat"])
-    tot = {k: sum(c[k] for c in per_vcpu.values()) for k in nmreport.FIELDS}
-    parts = {"insns": tot["insns"] * cpi}
+    parts = {"insns": c["insns"] * cpi}
     for k in nmreport.KINDS:
-        parts[f"{k}_llc"] = (tot[f"{k}_l1_miss"] - tot[f"{k}_local"] -
-                             tot[f"{k}_remote"]) * llc
-        parts[f"{k}_mem"] = (tot[f"{k}_local"] * local +
-                             tot[f"{k}_remote"] * remote)
-    return parts, tot
+        parts[f"{k}_l2"] = c[f"{k}_l2"] * l2
+        parts[f"{k}_llc"] = (c[f"{k}_l1_miss"] - c[f"{k}_l2"] -
+                             c[f"{k}_local"] - c[f"{k}_remote"]) * llc
+        parts[f"{k}_mem"] = ((c[f"{k}_remote"] - c[f"{k}_xfer"]) * remote +
+                             c[f"{k}_local"] * local)
+        parts[f"{k}_xfer"] = c[f"{k}_xfer"] * remote
+    return parts
 
 
-def time_split(model, per_vcpu):
-    """Shares of the modelled cycles, summed over the vCPUs: instructions,
-    LLC hits, and memory misses by kind (user ifetch, kernel ifetch, data)
-    and place; the share the user ifetch's remote misses could give back
-    (their cycles over those of as many local misses)."""
-    parts, tot = cycle_parts(model, per_vcpu)
-    cycles = sum(parts.values())
-    excess = int(model["remote_lat"]) - int(model["local_lat"])
-    return {"insns": parts["insns"] / cycles,
-            "llc": sum(parts[f"{k}_llc"] for k in nmreport.KINDS) / cycles,
-            "user_ifetch_mem": parts["i_mem"] / cycles,
-            "kernel_ifetch_mem": parts["k_mem"] / cycles,
-            "data_mem": parts["d_mem"] / cycles,
-            "user_ifetch_remote_excess": tot["i_remote"] * excess / cycles}
+PARTS = (("insns", "instructions"), ("i_l2", "user ifetch L2"),
+         ("i_llc", "user ifetch LLC"), ("i_mem", "user ifetch memory"),
+         ("k_l2", "kernel ifetch L2"), ("k_llc", "kernel ifetch LLC"),
+         ("k_mem", "kernel ifetch memory"), ("d_l2", "data L2"),
+         ("d_llc", "data LLC"), ("d_mem", "data memory"),
+         ("d_xfer", "dirty data from another node"))
 
 
-def time_split_table(runs, f):
-    """Where the modelled time of each SDET-like run goes."""
-    f.write("\nWhere the modelled time goes (all vCPUs): what replication "
-            "of file pages can act on is the user instruction fetches that "
-            "reach memory; the last column is the most removing their "
-            "remote latency could give back.\n\n"
-            "| preset | policy | instructions | LLC hits | user ifetch "
-            "memory | kernel ifetch memory | data memory | user ifetch "
-            "remote excess |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
-    for preset in SDET_PRESETS:
-        for policy in SDET_POLICIES:
-            model, per_vcpu = runs[preset, policy][:2]
-            t = time_split(model, per_vcpu)
-            f.write(f"| {preset} | {policy} | " + " | ".join(
-                f"{100 * t[k]:.1f}%" for k in (
-                    "insns", "llc", "user_ifetch_mem", "kernel_ifetch_mem",
-                    "data_mem", "user_ifetch_remote_excess")) + " |\n")
+def time_split_table(cells, summary, f):
+    """Where each cell's modelled time goes under none, and how the
+    policy's differs, part by part, as shares of none's cycles."""
+    f.write("\n## Where the time goes\n\n"
+            "Per workload, preset and policy: the share of each part in "
+            "none's modelled cycles (all vCPUs, all pairs), then the "
+            "policy's change of that part as a share of none's cycles. "
+            "Replication can act on user ifetch memory (and, under "
+            "`private` and `readonly`, on data read from files); *remote "
+            "excess* is the most it can give back: none's remote user "
+            "ifetch misses at remote less local latency.\n\n"
+            "| workload | preset | policy | " +
+            " | ".join(name for _, name in PARTS) +
+            " | remote excess | total change |\n|---|---|---|" +
+            "---:|" * (len(PARTS) + 2) + "\n")
+    for (wl, preset, pol), cell in sorted(
+            cells.items(), key=lambda kv: (WORKLOADS.index(kv[0][0]),
+                                           kv[0][1], kv[0][2])):
+        model = cell.model
+        none_c, pol_c = cell.pooled("none"), cell.pooled(pol)
+        base, mine = cycle_parts(model, none_c), cycle_parts(model, pol_c)
+        whole = sum(base.values())
+        excess = none_c["i_remote"] * (int(model["remote_lat"]) -
+                                       int(model["local_lat"])) / whole
+        key = f"{wl}_{preset}_{pol}"
+        summary[f"user_ifetch_remote_excess_pct_{key}"] = 100 * excess
+        change = 100.0 * (sum(mine.values()) - whole) / whole
+        summary[f"cycles_change_pct_{key}"] = change
+        f.write(f"| {wl} | {preset} | {pol} | " + " | ".join(
+            f"{100 * base[k] / whole:.1f}% "
+            f"({100 * (mine[k] - base[k]) / whole:+.1f})"
+            for k, _ in PARTS) +
+            f" | {100 * excess:.1f}% | {change:+.1f}% |\n")
 
 
-DIFF_PARTS = (("insns", "instructions"),
-              ("i_llc", "user ifetch LLC hits"),
-              ("i_mem", "user ifetch memory"),
-              ("k_llc", "kernel ifetch LLC hits"),
-              ("k_mem", "kernel ifetch memory"),
-              ("d_llc", "data LLC hits"),
-              ("d_mem", "data memory"))
-
-
-def cycle_diff_table(runs, summary, f):
-    """How each policy's modelled cycles (all vCPUs) differ from those of
-    none, part by part, as a share of none's cycles: where a gain or a
-    loss comes from."""
-    f.write("\nWhere each policy's modelled cycles (all vCPUs) differ from "
-            "none's, as a share of none's: replication lowers the memory parts "
-            "of what it replicates (user text under text; user text and file "
-            "data mapped private under private); what moves elsewhere is the "
-            "cost of the kernel side or the work varying from boot to "
-            "boot.\n\n| preset | "
-            "policy | " + " | ".join(name for _, name in DIFF_PARTS) +
-            " | total |\n|---|---|" + "---:|" * (len(DIFF_PARTS) + 1) + "\n")
-    for preset in SDET_PRESETS:
-        base = cycle_parts(*runs[preset, "none"][:2])[0]
-        base_total = sum(base.values())
-        for policy in SDET_POLICIES[1:]:
-            parts = cycle_parts(*runs[preset, policy][:2])[0]
-            diff = {}
-            for key, _ in DIFF_PARTS:
-                diff[key] = 100.0 * (parts[key] - base[key]) / base_total
-                summary[f"sdet_cycles_diff_pct_{preset}_{policy}_{key}"] = \
-                    diff[key]
-            total = 100.0 * (sum(parts.values()) - base_total) / base_total
-            summary[f"sdet_cycles_diff_pct_{preset}_{policy}"] = total
-            f.write(f"| {preset} | {policy} | " + " | ".join(
-                f"{diff[key]:+.2f}%" for key, _ in DIFF_PARTS) +
-                f" | {total:+.2f}% |\n")
-
-
-def plot_latency_ratio(out, runs):
-    """Modelled throughput of the `modern` runs against remote/local
-    latency, every other figure as measured: sdet-ratio.png."""
-    data = os.path.join(out, "sdet-ratio.dat")
-    with open(data, "w") as f:
-        f.write("# ratio " + " ".join(SDET_POLICIES) + "\n")
-        for tenth in range(10, 121, 5):
-            ratio = tenth / 10
-            row = [f"{ratio:.1f}"]
-            for policy in SDET_POLICIES:
-                model, _, boots = runs["modern", policy]
-                m = dict(model)
-                m["remote_lat"] = str(round(int(m["local_lat"]) * ratio))
-                row.append(f"{sdet_throughput(m, boots):.3f}")
-            f.write(" ".join(row) + "\n")
-    png = os.path.join(out, "sdet-ratio.png")
-    plot = "; ".join(
-        f"'{data}' using 1:{i + 2} with linespoints title '{p}'"
-        for i, p in enumerate(SDET_POLICIES))
-    script = (f"set terminal pngcairo size 800,500; set output '{png}'; "
-              "set xlabel 'remote / local memory latency'; "
-              "set ylabel 'scripts per modelled second'; "
-              "set title 'SDET-like throughput, modern preset caches'; "
-              "set key top right; set grid; "
-              f"plot {plot.replace('; ', ', ')}")
-    subprocess.run(["gnuplot", "-e", script], check=True)
+def gnuplot(png, settings, plots):
+    """Draw @plots (gnuplot plot clauses) with @settings into @png."""
+    subprocess.run(["gnuplot", "-e",
+                    f"set terminal pngcairo size 800,500; "
+                    f"set output '{png}'; {settings}; "
+                    f"plot {', '.join(plots)}"], check=True)
     return png
 
 
-def main():
-    out = sys.argv[1]
+def plot_gains(out, cells):
+    """gains-PRESET.png: each workload's paired gain per policy, with its
+    interval."""
+    pngs = []
+    for preset in PRESETS:
+        rows = [wl for wl in WORKLOADS
+                if any((wl, preset, p) in cells for p in POLICIES)]
+        if not rows:
+            continue
+        pols = [p for p in POLICIES
+                if any((wl, preset, p) in cells for wl in rows)]
+        data = os.path.join(out, f"gains-{preset}.dat")
+        with open(data, "w") as f:
+            f.write("# workload " + " ".join(
+                f"{p} {p}_ci" for p in pols) + "\n")
+            for wl in rows:
+                row = [wl]
+                for p in pols:
+                    cell = cells.get((wl, preset, p))
+                    g, ci = mean_ci(cell.gains()) if cell else (0, 0)
+                    row += [f"{g:.3f}", f"{ci or 0:.3f}"]
+                f.write(" ".join(row) + "\n")
+        pngs.append(gnuplot(
+            os.path.join(out, f"gains-{preset}.png"),
+            "set style data histogram; "
+            "set style histogram errorbars gap 1 lw 1; "
+            "set style fill solid 0.6 border -1; "
+            "set ylabel 'paired gain over none, % (95% CI)'; "
+            f"set title 'Paired gains, {preset} preset'; "
+            "set key top right; set grid ytics",
+            [f"'{data}' using {2 * i + 2}:{2 * i + 3}:xtic(1) title '{p}'"
+             for i, p in enumerate(pols)]))
+    return pngs
+
+
+def plot_latency_ratio(out, cells):
+    """The SDET-like paired gain of the `modern` runs against the
+    remote/local latency ratio, every other figure as measured:
+    sdet-ratio.png."""
+    pols = [p for p in POLICIES if ("sdet", "modern", p) in cells]
+    if not pols:
+        return None
+    data = os.path.join(out, "sdet-ratio.dat")
+    with open(data, "w") as f:
+        f.write("# ratio " + " ".join(pols) + "\n")
+        for tenth in range(10, 121, 5):
+            row = [f"{tenth / 10:.1f}"]
+            for p in pols:
+                cell = cells["sdet", "modern", p]
+                m = dict(cell.model)
+                m["remote_lat"] = str(round(int(m["local_lat"]) * tenth / 10))
+                saved, cell.model = cell.model, m
+                row.append(f"{statistics.mean(cell.gains()):.3f}")
+                cell.model = saved
+            f.write(" ".join(row) + "\n")
+    return gnuplot(
+        os.path.join(out, "sdet-ratio.png"),
+        "set xlabel 'remote / local memory latency'; "
+        "set ylabel 'paired gain over none, %'; "
+        "set title 'SDET-like paired gain, modern preset caches'; "
+        "set key top left; set grid",
+        [f"'{data}' using 1:{i + 2} with linespoints title '{p}'"
+         for i, p in enumerate(pols)])
+
+
+def sdet_summary(out, cells, summary):
+    """The SDET-like figures under the keys the summary has had since
+    before the paired runs: gains, remote ifetch shares, replica pages,
+    node-local text pages."""
+    for preset in PRESETS:
+        for pol in ("text", "private"):
+            cell = cells.get(("sdet", preset, pol))
+            if not cell:
+                continue
+            summary[f"sdet_gain_{preset}_pct_{pol}"] = \
+                statistics.mean(cell.gains())
+            fig = nmreport.figures(cell.model, cell.pooled(pol))
+            summary[f"sdet_remote_ifetch_pct_{preset}_{pol}"] = \
+                fig["ifetch_remote_pct"]
+            summary[f"sdet_replica_pages_{preset}_{pol}"] = \
+                cell.replica_pages
+            none = nmreport.figures(cell.model, cell.pooled("none"))
+            summary[f"sdet_remote_ifetch_pct_{preset}_none"] = \
+                none["ifetch_remote_pct"]
+            if pol == "text":
+                c = cell.pooled("none")
+                summary[f"sdet_user_ifetch_remote_excess_pct_{preset}"] = \
+                    100.0 * c["i_remote"] * (
+                        int(cell.model["remote_lat"]) -
+                        int(cell.model["local_lat"])) / cycles(cell.model, c)
+        if f"sdet_gain_{preset}_pct_text" in summary:
+            summary[f"sdet_gain_{preset}_pct"] = \
+                summary[f"sdet_gain_{preset}_pct_text"]
+    run = os.path.join(out, "runs", "paired-modern-text")
+    if os.path.isdir(run):
+        local, pages = text_pages(run)
+        summary["sdet_text_local_pct"] = 100.0 * local / max(pages, 1)
+    for pol in ("text", "none"):
+        key = f"sdet_remote_ifetch_pct_modern_{pol}"
+        if key in summary:
+            summary[f"sdet_remote_ifetch_pct_{pol}"] = summary[key]
+
+
+def faults(out, summary, f):
+    """The fault cost section: instructions per fault of each case."""
     costs = fault_costs(out)
-    summary = {
+    summary.update({
         "faults_insn_ratio_none_vs_vanilla":
             costs["patched-remote"][1] / costs["vanilla-remote"][1],
         "faults_insn_ratio_none_vs_vanilla_local":
@@ -423,7 +605,7 @@ def main():
             costs["private-replica"][1] / costs["private-local"][1],
         "faults_insn_ratio_create_vs_local":
             costs["private-create"][1] / costs["private-local"][1],
-    }
+    })
     for label, (per_page, per_fault, _) in sorted(costs.items()):
         summary[f"faults_insn_per_fault_{label}"] = per_fault
         summary[f"faults_insn_per_page_{label}"] = per_page
@@ -431,42 +613,54 @@ def main():
     order = ("vanilla-local", "vanilla-remote", "patched-local",
              "patched-remote", "private-local", "private-create",
              "private-replica")
+    f.write("\n## Fault cost\n\n"
+            "Faulting the 4096 pages of a file cached on node 0, mapped "
+            "MAP_PRIVATE (median of 3 runs; instructions of the faulting "
+            "vCPU from the NUMA model; fault-around maps up to 16 pages "
+            "a fault).\n\n"
+            "| case | instructions per fault | per page | faults per page |\n"
+            "|---|---:|---:|---:|\n")
+    for label in order:
+        if label in costs:
+            pp, pf, fpp = costs[label]
+            f.write(f"| {label} | {pf:.0f} | {pp:.0f} | {fpp:.3f} |\n")
+    f.write("\n| ratio | value | target |\n|---|---:|---|\n")
+    f.write(f"| policy none / vanilla, remote originals | "
+            f"{summary['faults_insn_ratio_none_vs_vanilla']:.4f} | at most 1.005 |\n")
+    f.write(f"| policy none / vanilla, local originals | "
+            f"{summary['faults_insn_ratio_none_vs_vanilla_local']:.4f} | |\n")
+    f.write(f"| mapping a replica / mapping a local original | "
+            f"{summary['faults_insn_ratio_replica_vs_local']:.4f} | at most 1.05 |\n")
+    f.write(f"| making a replica / mapping a local original | "
+            f"{summary['faults_insn_ratio_create_vs_local']:.4f} | |\n")
+
+
+def main():
+    out = sys.argv[1]
+    summary = {}
+    runs = os.path.join(out, "runs")
     with open(os.path.join(out, "report.md"), "w") as f:
-        f.write("# make bench\n\n## Fault cost\n\n"
-                "Faulting the 4096 pages of a file cached on node 0, mapped "
-                "MAP_PRIVATE (median of 3 runs; instructions of the faulting "
-                "vCPU from the NUMA model; fault-around maps up to 16 pages "
-                "a fault).\n\n"
-                "| case | instructions per fault | per page | faults per page |\n"
-                "|---|---:|---:|---:|\n")
-        for label in order:
-            if label in costs:
-                pp, pf, fpp = costs[label]
-                f.write(f"| {label} | {pf:.0f} | {pp:.0f} | {fpp:.3f} |\n")
-        f.write("\n| ratio | value | target |\n|---|---:|---|\n")
-        f.write(f"| policy none / vanilla, remote originals | "
-                f"{summary['faults_insn_ratio_none_vs_vanilla']:.4f} | at most 1.005 |\n")
-        f.write(f"| policy none / vanilla, local originals | "
-                f"{summary['faults_insn_ratio_none_vs_vanilla_local']:.4f} | |\n")
-        f.write(f"| mapping a replica / mapping a local original | "
-                f"{summary['faults_insn_ratio_replica_vs_local']:.4f} | at most 1.05 |\n")
-        f.write(f"| making a replica / mapping a local original | "
-                f"{summary['faults_insn_ratio_create_vs_local']:.4f} | |\n")
-        if os.path.isdir(os.path.join(out, "runs", "memory")):
+        f.write("# make bench\n")
+        # A section for each kind of run there is: BENCH_RUNS may have
+        # booted only some.
+        if all(os.path.isdir(os.path.join(runs, r))
+               for r in ("faults-vanilla", "faults-patched")):
+            faults(out, summary, f)
+        if os.path.isdir(os.path.join(runs, "memory")):
             collapse(out, summary, f)
             reclaim(out, summary, f)
-        if os.path.isdir(os.path.join(out, "runs", "sdet-modern-none")):
-            runs = sdet(out, summary, f)
-            time_split_table(runs, f)
-            cycle_diff_table(runs, summary, f)
-            for preset in SDET_PRESETS:
-                model, per_vcpu = runs[preset, "none"][:2]
-                summary[f"sdet_user_ifetch_remote_excess_pct_{preset}"] = \
-                    100 * time_split(model, per_vcpu)[
-                        "user_ifetch_remote_excess"]
-            png = plot_latency_ratio(out, runs)
-            f.write(f"\n![throughput against latency ratio]"
-                    f"({os.path.basename(png)})\n")
+        cells = paired_cells(out)
+        if cells:
+            paired(out, cells, summary, f)
+            missed_targets(cells, f)
+            sdet_summary(out, cells, summary)
+            time_split_table(cells, summary, f)
+            for png in plot_gains(out, cells):
+                f.write(f"\n![paired gains]({os.path.basename(png)})\n")
+            png = plot_latency_ratio(out, cells)
+            if png:
+                f.write(f"\n![SDET-like gain against latency ratio]"
+                        f"({os.path.basename(png)})\n")
     with open(os.path.join(out, "summary.tsv"), "w") as f:
         for k, v in summary.items():
             f.write(f"{k}\t{v:.4f}\n")

@@ -6,20 +6,46 @@
 #               <guest-programs-dir>
 # BENCH_RUNS="name ..." boots only those runs again (the others' results
 # stay) before the report; BENCH_TIMEOUT bounds each boot (seconds);
-# BENCH_SDET_BOOTS (default 3) is how many times each SDET-like cell boots.
+# BENCH_PAIRS (default 5) is how many none/policy pairs a paired boot
+# measures of each workload; BENCH_WORKLOADS (default "sdet cc1 perl
+# python3 sqlite3"), BENCH_PRESETS (default "numaq modern") and
+# BENCH_POLICIES (default "text private readonly") narrow the paired boots.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
+pairs=${BENCH_PAIRS:-5}
+workloads=${BENCH_WORKLOADS:-sdet cc1 perl python3 sqlite3}
+presets=${BENCH_PRESETS:-numaq modern}
+policies=${BENCH_POLICIES:-text private readonly}
 
 mkdir -p "$out"
 guest=$out/guest-files
 rm -rf "$guest"
 mkdir -p "$guest"
 cp "$progs"/* "$here"/guest/*.sh "$guest/"
+# The large-text workloads' programs and inputs; cc1 compiles the model
+# and the bench's guest programs.
+"$here/stage-workloads.sh" "$guest/wl" -I"$here/numa-model" \
+	-I"$here/../selftests" "$here/numa-model/numa-model.c" \
+	"$here/guest/reclaim.c" "$here/guest/faults.c" \
+	"$here/../selftests/replica_util.c" || exit 1
 
-# One boot: <name> <kernel flavour> <preset> <guest script> [POLICY]
+# The geometry of each preset's guest: the seed's NUMA-Q had 4 quads (of
+# 4 CPUs; one here, each with its private L2, to keep the single TCG
+# thread's run affordable).
+preset_layout() {
+	case $1 in
+	numaq) echo "NODES=4 CPUS_PER_NODE=1 MEM_PER_NODE=512M" ;;
+	*) echo "NODES=2 CPUS_PER_NODE=2 MEM_PER_NODE=512M" ;;
+	esac
+}
+
+# One boot: <name> <kernel flavour> <preset> <guest command> [POLICY]
+# Every boot runs deterministically: one TCG thread counting instructions
+# (boot/qemu.sh does that under MODEL), no address-space randomization,
+# no NUMA balancing moving pages between the arms of a pair.
 boot() {
-	local name=$1 flavour=$2 preset=$3 script=$4 policy=${5:-}
+	local name=$1 flavour=$2 preset=$3 cmd=$4 policy=${5:-}
 	local dir=$out/runs/$name
 	case " ${BENCH_RUNS:-$name} " in
 	*" $name "*) ;;
@@ -27,11 +53,14 @@ boot() {
 	esac
 	rm -rf "$dir"
 	mkdir -p "$dir"
+	echo "$cmd" > "$dir/cmd.sh"
 	echo "bench: $name ($flavour kernel, $preset preset${policy:+, policy $policy})"
-	if ! MODEL="$plugin,out=$dir/counts,preset=$preset" ADD="$guest" \
-	     POLICY=$policy TIMEOUT=${BENCH_TIMEOUT:-3600} \
+	if ! env $(preset_layout "$preset") \
+	     MODEL="$plugin,out=$dir/counts,preset=$preset" ADD="$guest" \
+	     APPEND="norandmaps numa_balancing=disable" \
+	     POLICY=$policy TIMEOUT=${BENCH_TIMEOUT:-7200} \
 	     "$here/../boot/qemu.sh" run "$cache/build/$flavour" "$initrd" \
-	     "$stage" "$dir" "$guest/$script" >"$dir/run.log" 2>&1; then
+	     "$stage" "$dir" "$dir/cmd.sh" >"$dir/run.log" 2>&1; then
 		echo "bench: $name failed, see $dir/run.log" >&2
 		tail -n 5 "$dir/run.log" >&2
 		return 1
@@ -39,23 +68,21 @@ boot() {
 }
 
 rc=0
-boot faults-vanilla vanilla modern faults.sh || rc=1
-boot faults-patched bench modern faults.sh none || rc=1
-boot memory bench modern memory.sh none || rc=1
-# The SDET-like runs boot with the policy, as a machine would run it.
-# What a boot does varies from boot to boot by several percent (which vCPU
-# runs what, and when): each cell boots BENCH_SDET_BOOTS times, one boot of
-# every cell after another, and the report pools them.
-boots=${BENCH_SDET_BOOTS:-3}
-[ -n "${BENCH_RUNS:-}" ] || rm -rf "$out"/runs/sdet-*.[0-9]*
-for k in $(seq 1 "$boots"); do
-	for preset in modern numaq; do
-		for policy in none text private; do
-			name=sdet-$preset-$policy
-			[ "$k" -eq 1 ] || name=$name.$k
-			boot "$name" bench "$preset" sdet.sh "$policy" || rc=1
-		done
+boot faults-vanilla vanilla modern "sh faults.sh" || rc=1
+boot faults-patched bench modern "sh faults.sh" none || rc=1
+boot memory bench modern "sh memory.sh" none || rc=1
+# Paired boots: each boots with the policy under test, as a machine would
+# run it, and compares it with none inside the boot; vanilla 6.12 runs
+# the same workloads on its own.
+for preset in $presets; do
+	boot "paired-$preset-vanilla" vanilla "$preset" \
+		"sh paired.sh vanilla $pairs $workloads" || rc=1
+	for policy in $policies; do
+		boot "paired-$preset-$policy" bench "$preset" \
+			"sh paired.sh $policy $pairs $workloads" "$policy" || rc=1
 	done
 done
 [ $rc -eq 0 ] || exit 1
+# The report compares each gain with the one of the make bench before.
+[ ! -f "$out/summary.tsv" ] || mv "$out/summary.tsv" "$out/summary.prev.tsv"
 "$here/report.py" "$out"

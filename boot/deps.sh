@@ -7,7 +7,7 @@ pkgs=(
 	gcc libc6-dev make bc flex bison libelf-dev libssl-dev cpio
 	e2fsprogs xfsprogs ccache libnuma-dev numactl git perl python3 python3-ply
 	python3-git xz-utils
-	coreutils grep sed gawk stress-ng gnuplot-nox
+	coreutils grep sed gawk stress-ng gnuplot-nox sqlite3
 )
 
 missing=()

@@ -1,0 +1,177 @@
+#!/bin/sh
+# make bench, paired comparisons: in the guest, under numa-model.
+#
+#   paired.sh <policy> <pairs> <workload>...
+#
+# For each workload: its files are cached on node 0 first (policy none,
+# every job on node 0), as a machine's shared files are wherever they
+# were first read.  Then <pairs> pairs of measurements, one under none
+# and one under <policy>, switched in sysfs, in alternating order (none
+# first in odd pairs, <policy> first in even ones).  A measurement is one
+# unit of the workload: the same jobs, one per CPU of every node, all at
+# once.  Before the policy's, the same unit runs unmeasured under it, so
+# that the measurement sees the policy's steady state: its replicas made
+# (switching to none frees them; none's unit follows a unit of the other
+# arm, which leaves the page cache and the dentries as warm as they get).  On a kernel without replication, <policy> is "vanilla" and
+# every measurement runs as it is.
+#
+# The jobs start first and wait on a FIFO; the measurement begins once
+# they are all waiting and ends when the last one ends, so that starting
+# them, and the launcher, stay outside it.  Each measurement is named in
+# the output: "paired: workload=W arm=POLICY pair=N".
+#
+# Workloads (programs and inputs from stage-workloads.sh, in ./wl):
+#   sdet     SDET_SCRIPTS (1) short shell scripts of coreutils, gawk, sed,
+#            grep a CPU
+#   cc1      gcc's compiler proper at -O1 on one preprocessed C source a
+#            CPU (the CPUs take the sources in turn)
+#   perl     PERL_RUNS (2) short perl runs a CPU (wl/bench.pl)
+#   python3  PYTHON_RUNS (2) short python3 runs a CPU (-I -S, wl/bench.py)
+#   sqlite3  SQLITE_RUNS (1) runs of aggregate, index and sort queries
+#            (wl/queries.sql) on a 50000-row database a CPU: read(2) of
+#            its file
+set -e
+policy=$1
+pairs=$2
+shift 2
+sysfs=/sys/kernel/mm/replica/policy
+wl=$(pwd)/wl
+export LD_LIBRARY_PATH=$wl/lib
+nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
+
+if [ "$policy" = vanilla ]; then
+	[ ! -e $sysfs ] || { echo "paired: vanilla, but $sysfs exists" >&2; exit 1; }
+else
+	[ -e $sysfs ] || { echo "paired: no $sysfs on this kernel" >&2; exit 1; }
+fi
+
+# The launcher runs on node 0, where every file is cached first.
+/bin/taskset -p -c "$(cat /sys/devices/system/node/node0/cpulist)" $$ \
+	>/dev/null
+
+set_policy() {
+	[ "$1" = vanilla ] || echo "$1" > $sysfs
+}
+
+# The CPUs of node $1, one per word.
+node_cpus() {
+	for range in $(tr ',' ' ' < /sys/devices/system/node/node$1/cpulist); do
+		seq ${range%-*} ${range#*-}
+	done
+}
+
+all_cpus() {
+	n=0
+	while [ $n -lt "$nodes" ]; do
+		node_cpus $n
+		n=$((n + 1))
+	done
+}
+
+cat > /tmp/sdet-script <<'SCRIPT'
+f=/tmp/sdet.$$
+ls -l /usr/bin /usr/lib/x86_64-linux-gnu > $f
+sort -k5 -n $f | tail -n 20 | cut -c1-40 > /dev/null
+grep -c x $f > /dev/null
+seq 1 500 | gawk '{ s += $1 } END { print s }' > /dev/null
+sed 's/a/b/g' $f | tr a-z A-Z | uniq | wc -l > /dev/null
+md5sum $f | cut -c1-8 > /dev/null
+date > /dev/null
+uname -a > /dev/null
+rm -f $f
+SCRIPT
+
+# The job of workload $1 on the $2-th CPU: a bash command line.
+job() {
+	case $1 in
+	sdet)
+		echo "for i in \$(seq ${SDET_SCRIPTS:-1}); do" \
+		     "bash /tmp/sdet-script; done" ;;
+	cc1)
+		set -- $(ls $wl/src/*.i | wc -l) "$2"
+		src=$(ls $wl/src/*.i | sed -n "$(($2 % $1 + 1))p")
+		echo "$wl/bin/cc1 -quiet -O1 $src -o /dev/null" ;;
+	perl)
+		echo "for i in \$(seq ${PERL_RUNS:-2}); do" \
+		     "$wl/bin/perl $wl/bench.pl > /dev/null; done" ;;
+	python3)
+		echo "for i in \$(seq ${PYTHON_RUNS:-2}); do" \
+		     "$wl/py/bin/python3.11 -I -S $wl/bench.py > /dev/null; done" ;;
+	sqlite3)
+		echo "for i in \$(seq ${SQLITE_RUNS:-1}); do" \
+		     "$wl/bin/sqlite3 -readonly $wl/bench.db < $wl/queries.sql" \
+		     "> /dev/null; done" ;;
+	*)
+		echo "paired: no workload $1" >&2
+		return 1 ;;
+	esac
+}
+
+# One unit of workload $1 on the CPUs $2 (all when empty); measured when
+# $3 names the measurement.
+unit() {
+	cpus=${2:-$(all_cpus)}
+	rm -f /tmp/paired-go
+	mkfifo /tmp/paired-go
+	# Held open for reading and writing, so that no open of it blocks.
+	exec 3<>/tmp/paired-go
+	k=0
+	for cpu in $cpus; do
+		taskset -c "$cpu" bash -c \
+			"read -r go < /tmp/paired-go; $(job "$1" $k)" &
+		k=$((k + 1))
+	done
+	# Idle time costs nothing under -icount sleep=off: every job is
+	# waiting on the FIFO by the end of it.
+	sleep 1
+	[ -z "$3" ] || ./mark begin 0
+	for cpu in $cpus; do
+		echo go >&3
+	done
+	wait
+	[ -z "$3" ] || ./mark end 0
+	exec 3>&-
+	[ -z "$3" ] || echo "$3"
+}
+
+for workload in "$@"; do
+	job "$workload" 0 > /dev/null
+	[ "$policy" = vanilla ] || set_policy none
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	unit "$workload" "$(node_cpus 0)"
+	p=1
+	while [ $p -le "$pairs" ]; do
+		if [ "$policy" = vanilla ]; then
+			arms=vanilla
+		elif [ $((p % 2)) -eq 1 ]; then
+			arms="none $policy"
+		else
+			arms="$policy none"
+		fi
+		for arm in $arms; do
+			set_policy "$arm"
+			[ "$arm" = none ] || unit "$workload"
+			unit "$workload" "" \
+				"paired: workload=$workload arm=$arm pair=$p"
+			awk '/^nr_replica_pages / { r = $2 }
+			     /^nr_file_pages / { f = $2 }
+			     END { print "paired-memory: replica_pages=" r + 0 \
+				   " file_pages=" f }' /proc/vmstat
+		done
+		p=$((p + 1))
+	done
+	[ "$workload" = sdet ] && [ "$policy" != vanilla ] || continue
+	# Where the text of a shell and of a program running on each node
+	# lives, under the policy.
+	set_policy "$policy"
+	n=0
+	while [ $n -lt "$nodes" ]; do
+		numactl --cpunodebind=$n bash -c 'sleep 2; true' &
+		sleep 1
+		echo "paired-text: node $n"
+		pagenodes $! $(pidof sleep)
+		wait
+		n=$((n + 1))
+	done
+done
