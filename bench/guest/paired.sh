@@ -90,7 +90,9 @@ job() {
 	cc1)
 		set -- $(ls $wl/src/*.i | wc -l) "$2"
 		src=$(ls $wl/src/*.i | sed -n "$(($2 % $1 + 1))p")
-		echo "$wl/bin/cc1 -quiet -O1 $src -o /dev/null" ;;
+		# The driver passes -fpreprocessed for a .i; without it cc1
+		# looks for headers the guest lacks and stops with an error.
+		echo "$wl/bin/cc1 -fpreprocessed -quiet -O1 $src -o /dev/null" ;;
 	perl)
 		echo "for i in \$(seq ${PERL_RUNS:-2}); do" \
 		     "$wl/bin/perl $wl/bench.pl > /dev/null; done" ;;
@@ -116,9 +118,11 @@ unit() {
 	# Held open for reading and writing, so that no open of it blocks.
 	exec 3<>/tmp/paired-go
 	k=0
+	pids=
 	for cpu in $cpus; do
 		taskset -c "$cpu" bash -c \
 			"read -r go < /tmp/paired-go; $(job "$1" $k)" &
+		pids="$pids $!"
 		k=$((k + 1))
 	done
 	# Idle time costs nothing under -icount sleep=off: every job is
@@ -128,9 +132,18 @@ unit() {
 	for cpu in $cpus; do
 		echo go >&3
 	done
-	wait
+	# A job that fails did not do the unit's work: its cycles mean
+	# nothing, so the run fails.
+	failed=0
+	for pid in $pids; do
+		wait "$pid" || failed=$((failed + 1))
+	done
 	[ -z "$3" ] || ./mark end 0
 	exec 3>&-
+	if [ $failed -ne 0 ]; then
+		echo "paired: $failed of $k jobs of $1 failed" >&2
+		exit 1
+	fi
 	[ -z "$3" ] || echo "$3"
 }
 
