@@ -193,7 +193,8 @@ def cycles(model, c, kernel_text_local=False):
 
 def paired_boot(run_dir):
     """The model, and each measurement of a paired boot in order:
-    (workload, arm, pair, counts summed over the vCPUs, replica pages)."""
+    (workload, arm, pair, counts summed over the vCPUs, replica pages,
+    replica pages made while it was measured)."""
     model, marks = nmreport.load(os.path.join(run_dir, "counts"))
     got = nmreport.measurements(marks)
     names, memory = [], []
@@ -204,13 +205,14 @@ def paired_boot(run_dir):
             if m:
                 names.append((m.group(1), m.group(2), int(m.group(3))))
             m = re.match(r"paired-memory: replica_pages=(\d+) "
-                         r"file_pages=(\d+)", line)
+                         r"file_pages=(\d+)(?: replicas_made=(\d+))?",
+                         line)
             if m:
-                memory.append(int(m.group(1)))
+                memory.append((int(m.group(1)), int(m.group(3) or 0)))
     if not (len(names) == len(got) == len(memory)):
         raise SystemExit(f"report: {run_dir}: {len(got)} measurements, "
                          f"{len(names)} named, {len(memory)} memory lines")
-    return model, [n + (c, r) for n, c, r in zip(names, got, memory)]
+    return model, [n + (c,) + r for n, c, r in zip(names, got, memory)]
 
 
 def text_pages(run_dir):
@@ -236,11 +238,14 @@ def text_pages(run_dir):
 class Cell:
     """One workload under one preset and policy: its pairs."""
 
-    def __init__(self, model, pairs, vanilla, replica_pages):
+    def __init__(self, model, pairs, vanilla, replica_pages, made):
         self.model = model
         self.pairs = pairs            # [(none counts, policy counts)]
         self.vanilla = vanilla        # [counts] of the vanilla boot
         self.replica_pages = replica_pages
+        # Replica pages made inside the policy's measured units: none
+        # when the warm-up unit before each has reached a steady state.
+        self.made = made
 
     def gains(self, kernel_text_local=False):
         """The paired gains, %: fixed work, so throughput goes as the
@@ -279,24 +284,26 @@ def paired_cells(out):
         vanilla = {}
         vdir = os.path.join(out, "runs", f"paired-{preset}-vanilla")
         if os.path.isdir(vdir):
-            for wl, _, _, c, _ in paired_boot(vdir)[1]:
+            for wl, _, _, c, _, _ in paired_boot(vdir)[1]:
                 vanilla.setdefault(wl, []).append(c)
         for policy in POLICIES:
             pdir = os.path.join(out, "runs", f"paired-{preset}-{policy}")
             if not os.path.isdir(pdir):
                 continue
             model, ms = paired_boot(pdir)
-            arms, pages = {}, {}
-            for wl, arm, pair, c, r in ms:
+            arms, pages, made = {}, {}, {}
+            for wl, arm, pair, c, r, m in ms:
                 arms.setdefault(wl, {}).setdefault(pair, {})[arm] = c
                 if arm == policy:
                     pages[wl] = r
+                    made[wl] = made.get(wl, 0) + m
             for wl, by_pair in arms.items():
                 pairs = [(by_pair[p]["none"], by_pair[p][policy])
                          for p in sorted(by_pair)
                          if "none" in by_pair[p] and policy in by_pair[p]]
                 cells[wl, preset, policy] = Cell(
-                    model, pairs, vanilla.get(wl, []), pages.get(wl, 0))
+                    model, pairs, vanilla.get(wl, []), pages.get(wl, 0),
+                    made.get(wl, 0))
     return cells
 
 
@@ -329,7 +336,11 @@ def paired(out, cells, summary, f):
             "per pair; the mean over the pairs and its 95% confidence "
             "interval (Student's t). Guests run with one TCG thread "
             "counting instructions (`-icount shift=0,sleep=off`), "
-            "`norandmaps`, NUMA balancing off. *kernel text local*: the "
+            "`norandmaps`, NUMA balancing off, THP only on madvise(2) "
+            "(khugepaged would collapse text between some units and not "
+            "others). *replica pages*: after the policy's last unit; in "
+            "brackets, those made inside its measured units, 0 in a "
+            "steady state. *kernel text local*: the "
             "same pairs costed as if the kernel's own text were on every "
             "node, the seed's baseline (its NUMA-Q kernels replicated "
             "kernel text). *vs vanilla*: the policy's units against "
@@ -360,6 +371,8 @@ def paired(out, cells, summary, f):
             summary[key + "_pct"] = g
             summary[key + "_ci"] = gci if gci is not None else -1
             summary[key + "_kernel_text_local_pct"] = k
+            summary[f"replicas_made_measured_{wl}_{preset}_{pol}"] = \
+                cell.made
             if v is not None:
                 summary[f"vanilla_{key}_pct"] = v
                 summary[f"none_vs_vanilla_{wl}_{preset}_{pol}_pct"] = nv
@@ -384,7 +397,7 @@ def paired(out, cells, summary, f):
                     f"{'' if nv is None else fmt_ci(nv, nvci)} | "
                     f"{fig['none']['ifetch_remote_pct']:.1f}% → "
                     f"{fig[pol]['ifetch_remote_pct']:.1f}% | "
-                    f"{cell.replica_pages} | {was} |\n")
+                    f"{cell.replica_pages} ({cell.made}) | {was} |\n")
 
 
 def missed_targets(cells, f):

@@ -109,6 +109,13 @@ job() {
 	esac
 }
 
+# Replica pages made and THPs collapsed so far: a measurement of the
+# policy's steady state makes none of either.
+made_counts() {
+	awk '/^replica_alloc / { r = $2 } /^thp_collapse_alloc / { t = $2 }
+	     END { print r + 0, t + 0 }' /proc/vmstat
+}
+
 # One unit of workload $1 on the CPUs $2 (all when empty); measured when
 # $3 names the measurement.
 unit() {
@@ -128,6 +135,7 @@ unit() {
 	# Idle time costs nothing under -icount sleep=off: every job is
 	# waiting on the FIFO by the end of it.
 	sleep 1
+	made_before=$(made_counts)
 	[ -z "$3" ] || ./mark begin 0
 	for cpu in $cpus; do
 		echo go >&3
@@ -139,6 +147,8 @@ unit() {
 		wait "$pid" || failed=$((failed + 1))
 	done
 	[ -z "$3" ] || ./mark end 0
+	made_during=$(echo "$made_before $(made_counts)" |
+		awk '{ print "replicas_made=" $3 - $1 " thp_collapsed=" $4 - $2 }')
 	exec 3>&-
 	if [ $failed -ne 0 ]; then
 		echo "paired: $failed of $k jobs of $1 failed" >&2
@@ -170,7 +180,8 @@ for workload in "$@"; do
 			awk '/^nr_replica_pages / { r = $2 }
 			     /^nr_file_pages / { f = $2 }
 			     END { print "paired-memory: replica_pages=" r + 0 \
-				   " file_pages=" f }' /proc/vmstat
+				   " file_pages=" f }' /proc/vmstat |
+				sed "s/\$/ $made_during/"
 		done
 		p=$((p + 1))
 	done
