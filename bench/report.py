@@ -244,7 +244,7 @@ class Cell:
         self.vanilla = vanilla        # [counts] of the vanilla boot
         self.replica_pages = replica_pages
         # Replica pages made inside the policy's measured units: none
-        # when the warm-up unit before each has reached a steady state.
+        # when the warm-up units before each reached a steady state.
         self.made = made
 
     def gains(self, kernel_text_local=False):
@@ -329,8 +329,9 @@ def paired(out, cells, summary, f):
             "Each boot runs one policy: every workload's files are cached "
             "on node 0 first, then it measures pairs, one unit of fixed "
             "work under `none` and one under the policy (switched in "
-            "sysfs; order alternating), the policy's after an unmeasured "
-            "unit under it, which makes its replicas. A unit runs the workload's job on "
+            "sysfs; order alternating), the policy's after unmeasured "
+            "units under it, which make its replicas, until one makes "
+            "none. A unit runs the workload's job on "
             "every CPU of every node at once. Gain: none's modelled "
             "cycles, summed over all vCPUs, over the policy's, less one, "
             "per pair; the mean over the pairs and its 95% confidence "

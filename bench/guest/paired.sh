@@ -9,8 +9,10 @@
 # and one under <policy>, switched in sysfs, in alternating order (none
 # first in odd pairs, <policy> first in even ones).  A measurement is one
 # unit of the workload: the same jobs, one per CPU of every node, all at
-# once.  Before the policy's, the same unit runs unmeasured under it, so
-# that the measurement sees the policy's steady state: its replicas made
+# once.  Before the policy's, the same unit runs unmeasured under it
+# until one makes no replica (up to 4 times: the read path replicates a
+# page only once it has been read often enough), so that the measurement
+# sees the policy's steady state: its replicas made
 # (switching to none frees them; none's unit follows a unit of the other
 # arm, which leaves the page cache and the dentries as warm as they get).  On a kernel without replication, <policy> is "vanilla" and
 # every measurement runs as it is.
@@ -157,6 +159,18 @@ unit() {
 	[ -z "$3" ] || echo "$3"
 }
 
+# Unmeasured units of workload $1 until one makes no replica.
+warm() {
+	w=0
+	while [ $w -lt 4 ]; do
+		unit "$1"
+		w=$((w + 1))
+		case $made_during in
+		"replicas_made=0 "*) return 0 ;;
+		esac
+	done
+}
+
 for workload in "$@"; do
 	job "$workload" 0 > /dev/null
 	[ "$policy" = vanilla ] || set_policy none
@@ -174,7 +188,7 @@ for workload in "$@"; do
 		fi
 		for arm in $arms; do
 			set_policy "$arm"
-			[ "$arm" = none ] || unit "$workload"
+			[ "$arm" = none ] || warm "$workload"
 			unit "$workload" "" \
 				"paired: workload=$workload arm=$arm pair=$p"
 			awk '/^nr_replica_pages / { r = $2 }
