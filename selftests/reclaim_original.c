@@ -171,9 +171,12 @@ TEST_F(reclaim_original, cgroup_reclaims_page_cache_replicated_by_another)
  * not.  Below the min watermark only the OOM killer allocates; what is
  * free there was never the task's to take, and counting it leaves the
  * file itself as the only slack (an OOM kill with the file all
- * reclaimed, once, on XFS).
+ * reclaimed, once, on XFS).  Taking a quarter GiB page by page under
+ * KASAN and TCG overran the harness's 30 s once, on a loaded host: what
+ * this test asserts is no OOM kill, not a time, so it gets 120 s.
  */
-TEST_F(reclaim_original, node_reclaims_page_cache_replicated_elsewhere)
+TEST_F_TIMEOUT(reclaim_original, node_reclaims_page_cache_replicated_elsewhere,
+	       120)
 {
 	size_t npages = 40 * MB / PAGE_SIZE_4K;
 	struct holder holder;
