@@ -329,6 +329,20 @@ long node_zoneinfo(int node, const char *field)
 	return total;
 }
 
+long node_wait_room_above_high(int node, long pages, int seconds)
+{
+	long room = 0;
+	int tick;
+
+	for (tick = 0; tick <= seconds * 10; tick++) {
+		room = node_free_pages(node) - node_zoneinfo(node, "high");
+		if (room >= pages)
+			break;
+		usleep(100 * 1000);
+	}
+	return room;
+}
+
 long long replica_pages_total(void)
 {
 	return vmstat_read("nr_replica_pages");

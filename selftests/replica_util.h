@@ -107,6 +107,13 @@ long node_free_pages(int node);
 /* Sum of @field ("present", "managed", "min", "high") over @node's zones. */
 long node_zoneinfo(int node, const char *field);
 
+/*
+ * Wait up to @seconds for node @node to have @pages free above its high
+ * watermark, below which no replica is made.  Returns the pages free
+ * above it at the end: fewer than @pages on a timeout.
+ */
+long node_wait_room_above_high(int node, long pages, int seconds);
+
 /* Sum of nr_replica_pages over all nodes. */
 long long replica_pages_total(void);
 
