@@ -111,7 +111,6 @@ TEST_F(memcg, replicas_are_charged_to_the_cgroup_that_makes_them)
 		.after = self->shared + 1,
 		.on_node1 = (int *)(self->shared + 2),
 	};
-
 	long room;
 
 	/*

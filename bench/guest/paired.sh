@@ -191,11 +191,11 @@ for workload in "$@"; do
 			[ "$arm" = none ] || warm "$workload"
 			unit "$workload" "" \
 				"paired: workload=$workload arm=$arm pair=$p"
-			awk '/^nr_replica_pages / { r = $2 }
+			awk -v made="$made_during" \
+			    '/^nr_replica_pages / { r = $2 }
 			     /^nr_file_pages / { f = $2 }
 			     END { print "paired-memory: replica_pages=" r + 0 \
-				   " file_pages=" f }' /proc/vmstat |
-				sed "s/\$/ $made_during/"
+				   " file_pages=" f " " made }' /proc/vmstat
 		done
 		p=$((p + 1))
 	done
