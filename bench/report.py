@@ -156,6 +156,69 @@ T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
         2.093, 2.086)
 
 
+def memory_accesses(c):
+    """Accesses of counts @c that missed every cache of the model."""
+    return sum(c[f"{k}_{where}"] for k in nmreport.KINDS
+               for where in ("local", "remote"))
+
+
+def l1_misses(c):
+    return sum(c[f"{k}_l1_miss"] for k in nmreport.KINDS)
+
+
+def cost_when_off(cells, summary, f):
+    """What none costs against vanilla 6.12, split into the work done
+    (instructions, L1 misses: the same code paths) and where the caches
+    missed (memory accesses: physical placement, which differs from boot
+    to boot), next to how far none itself moves between our own boots."""
+    rows = [(key, cell) for key, cell in sorted(
+        cells.items(), key=lambda kv: (WORKLOADS.index(kv[0][0]),
+                                       kv[0][1], kv[0][2]))
+        if cell.vanilla]
+    if not rows:
+        return
+    f.write("\n## What the framework costs when off\n\n"
+            "`none` against vanilla 6.12, per unit of work, from the "
+            "units of two boots (the policy's boot and vanilla's): "
+            "modelled cycles, then what they come from. Instructions and "
+            "L1 misses follow the code the two kernels run; memory "
+            "accesses (misses of the last cache) also follow where each "
+            "boot placed its pages and kernel in physical memory, which "
+            "decides the conflicts in a physically indexed cache. *none "
+            "between our boots*: the largest difference of none's mean "
+            "cycles between the boots of our kernel that ran the "
+            "workload (each boots with another policy, so places its "
+            "pages otherwise).\n\n"
+            "| workload | preset | boot | none vs vanilla | instructions "
+            "| L1 misses | memory accesses | none between our boots |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|\n")
+    for (wl, preset, pol), cell in rows:
+        nones = [p[0] for p in cell.pairs]
+
+        def ratio(fn):
+            mine = statistics.mean(fn(c) for c in nones)
+            theirs = statistics.mean(fn(c) for c in cell.vanilla)
+            return 100.0 * (mine / theirs - 1)
+
+        gain, ci = cell.against_vanilla("none")
+        insns = ratio(lambda c: c["insns"])
+        means = [statistics.mean(cycles(o.model, p[0]) for p in o.pairs)
+                 for (w, pr, _), o in cells.items()
+                 if w == wl and pr == preset]
+        spread = 100.0 * (max(means) / min(means) - 1)
+        key = f"{wl}_{preset}_{pol}"
+        summary[f"none_vs_vanilla_insns_pct_{key}"] = insns
+        between = "one boot"
+        if len(means) > 1:
+            summary[f"none_between_boots_pct_{wl}_{preset}"] = spread
+            between = f"{spread:.1f}% ({len(means)} boots)"
+        f.write(f"| {WORKLOAD_NAMES[wl]} | {preset} | {pol} | "
+                f"{fmt_ci(gain, ci)} | {insns:+.2f}% | "
+                f"{ratio(l1_misses):+.1f}% | "
+                f"{ratio(memory_accesses):+.1f}% | "
+                f"{between} |\n")
+
+
 def mean_ci(xs):
     """The mean of @xs and the half-width of its 95% confidence interval
     (None with fewer than two)."""
@@ -667,6 +730,7 @@ def main():
         if cells:
             paired(out, cells, summary, f)
             missed_targets(cells, f)
+            cost_when_off(cells, summary, f)
             sdet_summary(out, cells, summary)
             time_split_table(cells, summary, f)
             for png in plot_gains(out, cells):
