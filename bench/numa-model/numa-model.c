@@ -47,7 +47,7 @@
  *                     the guest's layout: vCPU v is on node v / C, and
  *                     node n holds guest physical [n * M, (n + 1) * M) MiB
  *   phys=doubled|exact how QEMU reports a data access's address (above)
- *   preset=modern|numaq  cache geometry and latencies (see presets below)
+ *   preset=modern|numaq|p4  cache geometry and latencies (see presets below)
  *   cpi= l2_lat= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb=
  *   l1d_kb= l1_ways= l2_kb= l2_ways= llc_kb_per_cpu= llc_ways=
  *                     override one figure of the preset (l2_kb=0: no
@@ -119,6 +119,19 @@ static const struct model presets[] = {
 		.line = 32, .l1i_kb = 16, .l1d_kb = 16, .l1_ways = 4,
 		.l2_kb = 2048, .l2_ways = 4,
 		.llc_kb_per_cpu = 0, .llc_ways = 0,
+	},
+	{
+		/*
+		 * IBM x445-class nodes (EXA2 chipset) of 2 GHz Pentium 4
+		 * Xeon MP (Gallatin): a private 512 KiB L2 and 2 MiB L3 on
+		 * each chip; the chipset's node cache (XceL4) is not
+		 * modelled, its latency was not found.
+		 */
+		.name = "p4", .cpi = 1.0, .l2_lat = 7, .llc_lat = 14,
+		.local_lat = 530, .remote_lat = 1470, .mhz = 2000,
+		.line = 64, .l1i_kb = 16, .l1d_kb = 8, .l1_ways = 4,
+		.l2_kb = 512, .l2_ways = 8,
+		.llc_kb_per_cpu = 2048, .llc_ways = 8,
 	},
 };
 
