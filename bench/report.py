@@ -160,16 +160,6 @@ T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
         2.093, 2.086)
 
 
-def memory_accesses(c):
-    """Accesses of counts @c that missed every cache of the model."""
-    return sum(c[f"{k}_{where}"] for k in nmreport.KINDS
-               for where in ("local", "remote"))
-
-
-def l1_misses(c):
-    return sum(c[f"{k}_l1_miss"] for k in nmreport.KINDS)
-
-
 def cost_when_off(cells, summary, f):
     """What none costs against vanilla 6.12, split into the work done
     (instructions, L1 misses: the same code paths) and where the caches
@@ -196,19 +186,24 @@ def cost_when_off(cells, summary, f):
             "| workload | preset | boot | none vs vanilla | instructions "
             "| L1 misses | memory accesses | none between our boots |\n"
             "|---|---|---|---:|---:|---:|---:|---:|\n")
+    # none's mean cycles in each of our boots, by workload and preset.
+    none_means = {}
+    for (wl, preset, _), cell in cells.items():
+        none_means.setdefault((wl, preset), []).append(statistics.mean(
+            cycles(cell.model, p[0]) for p in cell.pairs))
     for (wl, preset, pol), cell in rows:
         nones = [p[0] for p in cell.pairs]
 
-        def ratio(fn):
-            mine = statistics.mean(fn(c) for c in nones)
-            theirs = statistics.mean(fn(c) for c in cell.vanilla)
+        def ratio(figure):
+            mine = statistics.mean(nmreport.figures(cell.model, c)[figure]
+                                   for c in nones)
+            theirs = statistics.mean(nmreport.figures(cell.model, c)[figure]
+                                     for c in cell.vanilla)
             return 100.0 * (mine / theirs - 1)
 
         gain, ci = cell.against_vanilla("none")
-        insns = ratio(lambda c: c["insns"])
-        means = [statistics.mean(cycles(o.model, p[0]) for p in o.pairs)
-                 for (w, pr, _), o in cells.items()
-                 if w == wl and pr == preset]
+        insns = ratio("insns")
+        means = none_means[wl, preset]
         spread = 100.0 * (max(means) / min(means) - 1)
         key = f"{wl}_{preset}_{pol}"
         summary[f"none_vs_vanilla_insns_pct_{key}"] = insns
@@ -218,8 +213,8 @@ def cost_when_off(cells, summary, f):
             between = f"{spread:.1f}% ({len(means)} boots)"
         f.write(f"| {WORKLOAD_NAMES[wl]} | {preset} | {pol} | "
                 f"{fmt_ci(gain, ci)} | {insns:+.2f}% | "
-                f"{ratio(l1_misses):+.1f}% | "
-                f"{ratio(memory_accesses):+.1f}% | "
+                f"{ratio('l1_misses'):+.1f}% | "
+                f"{ratio('memory_accesses'):+.1f}% | "
                 f"{between} |\n")
 
 

@@ -68,8 +68,9 @@ def figures(model, c):
     """Derived figures of counts @c under @model's latencies."""
     local = sum(c[f"{k}_local"] for k in KINDS)
     remote = sum(c[f"{k}_remote"] for k in KINDS)
+    l1_misses = sum(c[f"{k}_l1_miss"] for k in KINDS)
     l2_hits = sum(c[f"{k}_l2"] for k in KINDS)
-    llc_hits = sum(c[f"{k}_l1_miss"] for k in KINDS) - l2_hits - local - remote
+    llc_hits = l1_misses - l2_hits - local - remote
     cycles = (c["insns"] * float(model["cpi"]) +
               l2_hits * int(model.get("l2_lat", 0)) +
               llc_hits * int(model["llc_lat"]) +
@@ -81,6 +82,9 @@ def figures(model, c):
 
     return {
         "insns": c["insns"],
+        "l1_misses": l1_misses,
+        # Accesses that missed every cache of the model.
+        "memory_accesses": local + remote,
         "ifetch_mem": c["i_local"] + c["i_remote"],
         "ifetch_remote_pct": pct(c["i_remote"], c["i_local"] + c["i_remote"]),
         "kernel_ifetch_mem": c["k_local"] + c["k_remote"],
