@@ -57,8 +57,28 @@ FIXTURE_SETUP(memcg)
 	snprintf(self->path, sizeof(self->path), "memcg.%d", getpid());
 	self->fd = make_test_file(self->path, NPAGES, FILE_SEED);
 	ASSERT_LE(0, self->fd);
+}
+
+/*
+ * Wait for room for replicas on node 1, then cache the file on node 0: a
+ * test's first step, not the fixture's, so that the teardown undoes the
+ * fixture when it fails.  The test before may have left node 1 full
+ * (pressure does, on purpose, and so may the other test here) and its
+ * memory takes a while to come back under TCG; below the high watermark
+ * no replica is made, by design.
+ */
+static void room_on_node1_then_cache(struct __test_metadata *_metadata,
+				     int fd)
+{
+	long room;
+
+	ASSERT_EQ(0, drop_all_caches());
+	room = node_wait_room_above_high(1, 2 * NPAGES, 30);
+	ASSERT_LE(2 * NPAGES, room)
+		TH_LOG("node 1: %ld pages free above its high watermark after 30 s",
+		       room);
 	/* The originals are charged to the root cgroup's reader, on node 0. */
-	ASSERT_EQ(0, cache_file_on_node(self->fd, 0));
+	ASSERT_EQ(0, cache_file_on_node(fd, 0));
 }
 
 FIXTURE_TEARDOWN(memcg)
@@ -111,19 +131,8 @@ TEST_F(memcg, replicas_are_charged_to_the_cgroup_that_makes_them)
 		.after = self->shared + 1,
 		.on_node1 = (int *)(self->shared + 2),
 	};
-	long room;
 
-	/*
-	 * The test before may have left node 1 full (pressure does, on
-	 * purpose) and its memory takes a while to come back under TCG;
-	 * below the high watermark no replica is made, by design.
-	 */
-	ASSERT_EQ(0, drop_all_caches());
-	room = node_wait_room_above_high(1, 2 * NPAGES, 30);
-	ASSERT_LE(2 * NPAGES, room)
-		TH_LOG("node 1: %ld pages free above its high watermark after 30 s",
-		       room);
-	ASSERT_EQ(0, cache_file_on_node(self->fd, 0));
+	room_on_node1_then_cache(_metadata, self->fd);
 	ASSERT_EQ(0, run_on_node(1, map_in_cgroup, &a));
 	TH_LOG("memory.current %lld -> %lld, %d of %d pages on node 1",
 	       *a.before, *a.after, *a.on_node1, NPAGES);
@@ -184,6 +193,7 @@ TEST_F(memcg, a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
 	char max[32];
 	int rc;
 
+	room_on_node1_then_cache(_metadata, self->fd);
 	snprintf(max, sizeof(max), "%d", LIMIT_MB << 20);
 	ASSERT_EQ(0, cgroup_write(self->cgroup, "memory.max", max));
 	replicas0 = node_vmstat_read(1, "nr_replica_pages");
