@@ -10,6 +10,8 @@
 # measures of each workload; BENCH_WORKLOADS (default "sdet cc1 perl
 # python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern") and
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
+# BENCH_PROFILE=1 also writes each boot's profile (numa-model's profile=)
+# to runs/<name>/profile, for bench/numa-model/nmprofile.py.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
@@ -62,7 +64,8 @@ boot() {
 	echo "$cmd" > "$dir/cmd.sh"
 	echo "bench: $name ($flavour kernel, $preset preset${policy:+, policy $policy})"
 	if ! env $(preset_layout "$preset") \
-	     MODEL="$plugin,out=$dir/counts,preset=$preset" ADD="$guest" \
+	     MODEL="$plugin,out=$dir/counts,preset=$preset${BENCH_PROFILE:+,profile=$dir/profile}" \
+	     ADD="$guest" \
 	     APPEND="norandmaps numa_balancing=disable transparent_hugepage=madvise" \
 	     POLICY=$policy TIMEOUT=${BENCH_TIMEOUT:-7200} \
 	     "$here/../boot/qemu.sh" run "$cache/build/$flavour" "$initrd" \

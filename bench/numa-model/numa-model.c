@@ -61,8 +61,11 @@
  * thread (-accel tcg,thread=single, which -icount needs anyway).
  *   profile=FILE      also write, at each NUMA_MODEL_END, the instructions
  *                     that the vCPU which marked NUMA_MODEL_BEGIN ran
- *                     since, per translation block (by guest virtual
- *                     address): nmprofile.py makes it a profile by function
+ *                     since, its L1 misses and its accesses that missed
+ *                     every cache (instruction fetches and the block's
+ *                     loads and stores), per translation block (by guest
+ *                     virtual address): nmprofile.py makes it a profile
+ *                     by function
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -189,7 +192,8 @@ struct tb_info {
 	unsigned int insns, nr_lines;
 	enum fetch kind;
 	uint64_t vaddr;
-	uint64_t profiled;	/* instructions, written by one vCPU at a time */
+	/* Written by one vCPU at a time: the one profiled. */
+	uint64_t profiled, profiled_l1_misses, profiled_memory;
 	struct tb_info *next_profiled;
 	struct tb_line lines[];
 };
@@ -344,9 +348,10 @@ static int data_node(uint64_t phys, uint64_t *line)
 
 /*
  * A miss of @vcpu's private caches on @line of node @node: served by a
- * cache that holds it dirty, the node's LLC, or memory.
+ * cache that holds it dirty, the node's LLC, or memory; true if it
+ * counts as an access that missed every cache.
  */
-static void private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
+static bool private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 			 int node)
 {
 	struct vcpu *v = &vcpus[vcpu];
@@ -364,37 +369,57 @@ static void private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 		v->n.remote_xfer[kind]++;
 	} else if (dirty_node == home) {
 		/* Within the node: as fast as its LLC, or its memory. */
-		if (!nodes[home].llc.sets)
-			v->n.local_miss[kind]++;
-	} else if (!llc_hit) {
-		if (node == home || (kind == IFETCH_KERNEL && kernel_text_local))
-			v->n.local_miss[kind]++;
-		else
-			v->n.remote_miss[kind]++;
+		if (nodes[home].llc.sets)
+			return false;
+		v->n.local_miss[kind]++;
+	} else if (llc_hit) {
+		return false;
+	} else if (node == home ||
+		   (kind == IFETCH_KERNEL && kernel_text_local)) {
+		v->n.local_miss[kind]++;
+	} else {
+		v->n.remote_miss[kind]++;
 	}
+	return true;
 }
 
-/* One access of @kind by @vcpu to the line @line of node @node. */
-static void access_line(unsigned int vcpu, enum fetch kind, uint64_t line,
-			int node, bool store)
+/* Where an access was served, for the profile. */
+enum served { SERVED_L1, SERVED_CACHE, SERVED_MEMORY };
+
+/*
+ * One access of @kind by @vcpu to the line @line of node @node; where it
+ * was served (an access outside RAM counts as an L1 hit).
+ */
+static enum served access_line(unsigned int vcpu, enum fetch kind,
+			       uint64_t line, int node, bool store)
 {
 	struct vcpu *v = &vcpus[vcpu];
+	enum served served = SERVED_L1;
 
 	if (node < 0) {
 		v->n.unknown[kind]++;
-		return;
+		return served;
 	}
 	v->n.l1[kind]++;
 	if (!cache_access(kind == DATA ? &v->l1d : &v->l1i, line)) {
 		v->n.l1_miss[kind]++;
+		served = SERVED_CACHE;
 		if (v->l2.sets && cache_access(&v->l2, line))
 			v->n.l2_hit[kind]++;
-		else
-			private_miss(vcpu, kind, line, node);
+		else if (private_miss(vcpu, kind, line, node))
+			served = SERVED_MEMORY;
 	}
 	if (store && (dir.owner[line] != vcpu + 1 ||
 		      dir.sharers[line] != 1U << vcpu))
 		take_ownership(vcpu, line);
+	return served;
+}
+
+/* An access of the profiled vCPU by the block @tb, served from @served. */
+static void profile_access(struct tb_info *tb, enum served served)
+{
+	tb->profiled_l1_misses += served != SERVED_L1;
+	tb->profiled_memory += served == SERVED_MEMORY;
 }
 
 /*
@@ -452,9 +477,14 @@ static void tb_exec(unsigned int vcpu, void *udata)
 	vcpus[vcpu].n.insns += tb->insns;
 	if ((int)vcpu == profile_vcpu)
 		tb->profiled += tb->insns;
-	for (i = 0; i < tb->nr_lines; i++)
-		access_line(vcpu, tb->kind, tb->lines[i].line,
-			    tb->lines[i].node, false);
+	for (i = 0; i < tb->nr_lines; i++) {
+		enum served served = access_line(vcpu, tb->kind,
+						 tb->lines[i].line,
+						 tb->lines[i].node, false);
+
+		if ((int)vcpu == profile_vcpu)
+			profile_access(tb, served);
+	}
 }
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
@@ -462,13 +492,18 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 {
 	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
 	uint64_t line = 0;
+	enum served served;
 	int node;
 
 	if (vcpu >= (unsigned int)nr_vcpus || !hw ||
 	    qemu_plugin_hwaddr_is_io(hw))
 		return;
 	node = data_node(qemu_plugin_hwaddr_phys_addr(hw), &line);
-	access_line(vcpu, DATA, line, node, qemu_plugin_mem_is_store(info));
+	served = access_line(vcpu, DATA, line, node,
+			     qemu_plugin_mem_is_store(info));
+	/* @udata: the block of the load or store */
+	if ((int)vcpu == profile_vcpu)
+		profile_access(udata, served);
 }
 
 /*
@@ -519,10 +554,17 @@ static void write_profile(void)
 	pthread_mutex_lock(&profile_lock);
 	fprintf(profile_out, "measurement %u\n", ++measurement);
 	for (tb = profiled_tbs; tb; tb = tb->next_profiled) {
-		if (tb->profiled)
-			fprintf(profile_out, "%" PRIx64 " %" PRIu64 "\n",
-				tb->vaddr, tb->profiled);
+		/*
+		 * The block that marked the beginning ran before it, but its
+		 * loads and stores after the mark count.
+		 */
+		if (tb->profiled || tb->profiled_l1_misses)
+			fprintf(profile_out, "%" PRIx64 " %" PRIu64 " %" PRIu64
+				" %" PRIu64 "\n", tb->vaddr, tb->profiled,
+				tb->profiled_l1_misses, tb->profiled_memory);
 		tb->profiled = 0;
+		tb->profiled_l1_misses = 0;
+		tb->profiled_memory = 0;
 	}
 	fflush(profile_out);
 	pthread_mutex_unlock(&profile_lock);
@@ -572,6 +614,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	info->nr_lines = 0;
 	info->vaddr = qemu_plugin_tb_vaddr(tb);
 	info->profiled = 0;
+	info->profiled_l1_misses = 0;
+	info->profiled_memory = 0;
 	if (profile_out) {
 		pthread_mutex_lock(&profile_lock);
 		info->next_profiled = profiled_tbs;
@@ -595,7 +639,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)mark);
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
 						 QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, NULL);
+						 QEMU_PLUGIN_MEM_RW, info);
 		for (gpa = first; ; gpa = end) {
 			uint64_t line = gpa < 0 ? UINT64_MAX - 1 :
 				(uint64_t)gpa >> line_shift;
