@@ -11,7 +11,11 @@
 # python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern") and
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
 # BENCH_PROFILE=1 also writes each boot's profile (numa-model's profile=)
-# to runs/<name>/profile, for bench/numa-model/nmprofile.py.
+# to runs/<name>/profile, for bench/numa-model/nmprofile.py.  BENCH_JOBS
+# (default: the host's CPUs) boots that many guests at once, each in one
+# host thread: a guest's clock counts its instructions, so a busy host
+# moves only when its disk completions land, which varies the units from
+# boot to boot as much with one boot at a time.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
@@ -19,6 +23,7 @@ pairs=${BENCH_PAIRS:-5}
 workloads=${BENCH_WORKLOADS:-sdet cc1 perl python3 sqlite3}
 presets=${BENCH_PRESETS:-numaq p4 modern}
 policies=${BENCH_POLICIES:-text private readonly}
+jobs=${BENCH_JOBS:-$(nproc)}
 
 mkdir -p "$out"
 guest=$out/guest-files
@@ -55,10 +60,6 @@ preset_layout() {
 boot() {
 	local name=$1 flavour=$2 preset=$3 cmd=$4 policy=${5:-}
 	local dir=$out/runs/$name
-	case " ${BENCH_RUNS:-$name} " in
-	*" $name "*) ;;
-	*) return 0 ;;
-	esac
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	echo "$cmd" > "$dir/cmd.sh"
@@ -76,20 +77,40 @@ boot() {
 	fi
 }
 
+# Boot <name> ... (the arguments of boot) if BENCH_RUNS names it, with up
+# to $jobs boots at once; rc is 1 once one of them failed.
 rc=0
-boot faults-vanilla vanilla modern "sh faults.sh" || rc=1
-boot faults-patched bench modern "sh faults.sh" none || rc=1
-boot memory bench modern "sh memory.sh" none || rc=1
+running=0
+start() {
+	case " ${BENCH_RUNS:-$1} " in
+	*" $1 "*) ;;
+	*) return 0 ;;
+	esac
+	if [ $running -ge "$jobs" ]; then
+		wait -n || rc=1
+		running=$((running - 1))
+	fi
+	boot "$@" &
+	running=$((running + 1))
+}
+
+start faults-vanilla vanilla modern "sh faults.sh"
+start faults-patched bench modern "sh faults.sh" none
+start memory bench modern "sh memory.sh" none
 # Paired boots: each boots with the policy under test, as a machine would
 # run it, and compares it with none inside the boot; vanilla 6.12 runs
 # the same workloads on its own.
 for preset in $presets; do
-	boot "paired-$preset-vanilla" vanilla "$preset" \
-		"sh paired.sh vanilla $pairs $workloads" || rc=1
+	start "paired-$preset-vanilla" vanilla "$preset" \
+		"sh paired.sh vanilla $pairs $workloads"
 	for policy in $policies; do
-		boot "paired-$preset-$policy" bench "$preset" \
-			"sh paired.sh $policy $pairs $workloads" "$policy" || rc=1
+		start "paired-$preset-$policy" bench "$preset" \
+			"sh paired.sh $policy $pairs $workloads" "$policy"
 	done
+done
+while [ $running -gt 0 ]; do
+	wait -n || rc=1
+	running=$((running - 1))
 done
 [ $rc -eq 0 ] || exit 1
 # The report compares each gain with the one of the make bench before.
