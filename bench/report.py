@@ -194,12 +194,12 @@ def cost_when_off(cells, summary, f):
     for (wl, preset, pol), cell in rows:
         nones = [p[0] for p in cell.pairs]
 
+        mine = [nmreport.figures(cell.model, c) for c in nones]
+        theirs = [nmreport.figures(cell.model, c) for c in cell.vanilla]
+
         def ratio(figure):
-            mine = statistics.mean(nmreport.figures(cell.model, c)[figure]
-                                   for c in nones)
-            theirs = statistics.mean(nmreport.figures(cell.model, c)[figure]
-                                     for c in cell.vanilla)
-            return 100.0 * (mine / theirs - 1)
+            return 100.0 * (statistics.mean(f[figure] for f in mine) /
+                            statistics.mean(f[figure] for f in theirs) - 1)
 
         gain, ci = cell.against_vanilla("none")
         insns = ratio("insns")

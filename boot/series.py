@@ -521,7 +521,8 @@ def cover_letter(repo, steps):
             f"{s['sdet_remote_ifetch_pct_text']:.1f}% (none: "
             f"{s['sdet_remote_ifetch_pct_none']:.1f}%).",
             "Modelled throughput gain, paired against none in one boot "
-            "(mean of 5 pairs, 95% interval): " + paired_gains(s) + ".  "
+            f"(mean of {s['paired_pairs']:.0f} pairs, 95% interval): "
+            + paired_gains(s) + ".  "
             "The most replication can give back with text on the SDET-like "
             "load is what remote user instruction "
             "fetches cost beyond local ones without it: "

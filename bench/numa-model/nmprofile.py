@@ -6,7 +6,6 @@
                [--per N] [--top K] [--diff FILE2[:M,...]]
   nmprofile.py FILE --check COUNTS
 
-
 FILE is what numa-model writes with profile=FILE: for each measurement
 (NUMA_MODEL_BEGIN to NUMA_MODEL_END, numbered from 1), the instructions
 each translation block ran, its L1 misses and its accesses that missed
