@@ -27,14 +27,18 @@ while IFS=$'\t' read -r policy tests params; do
 		n=$((n + 1))
 		dir=$out/$policy.$n
 	done
-	# scratch=<fs> is for the guest's runner, the rest for the kernel.
-	scratch=ext4 kparams=
+	# scratch=<fs> is for the guest's runner, nodes= and cpus= (per
+	# node) shape the guest, the rest is for the kernel.
+	scratch=ext4 kparams= nodes=${NODES:-2} cpus=${CPUS_PER_NODE:-2}
 	for p in $params; do
 		case $p in
 		scratch=*) scratch=${p#scratch=} ;;
+		nodes=*) nodes=${p#nodes=} ;;
+		cpus=*) cpus=${p#cpus=} ;;
 		*) kparams="${kparams:+$kparams }$p" ;;
 		esac
 	done
+	NODES=$nodes CPUS_PER_NODE=$cpus \
 	POLICY=$policy TESTS=$tests SCRATCH_FS=$scratch \
 		APPEND="${APPEND:+$APPEND }$kparams" \
 		"$here/qemu.sh" check "$build" "$initrd" "$stage" "$dir" || rc=1
