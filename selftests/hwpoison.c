@@ -228,4 +228,263 @@ TEST_F(hwpoison, soft_offline_of_a_replicated_original)
 	EXPECT_EQ(0, status);
 }
 
+/*
+ * Memory failure of a page-cache page that node 1 replicated is recovered
+ * as for a clean page-cache page without replicas: madvise(MADV_HWPOISON)
+ * succeeds, the page's replicas leave with it (unmapped from the holder on
+ * node 1), and every task reads the file's bytes again afterwards.
+ */
+static int poison_original_job(void *arg)
+{
+	unsigned char *p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE,
+				*(int *)arg, 0);
+	int status;
+
+	if (p == MAP_FAILED)
+		return 2;
+	touch_pages(p, LEN);
+	if (page_nodes(p, 1, &status) || status != 0) {
+		fprintf(stderr, "page 0 is on node %d, not on node 0\n", status);
+		return 3;
+	}
+	if (madvise(p, PAGE_SIZE_4K, MADV_HWPOISON)) {
+		if (errno == EINVAL)
+			return NO_MEMORY_FAILURE;
+		fprintf(stderr, "MADV_HWPOISON of the original: %s\n",
+			strerror(errno));
+		return 4;
+	}
+	return pattern_mismatch(p, PAGE_SIZE_4K, 0, SEED) >= 0 ? 5 : 0;
+}
+
+TEST_F(hwpoison, hwpoison_of_a_replicated_original)
+{
+	struct holder holder;
+	int ret;
+
+	ASSERT_EQ(0, holder_start(&holder, self->fd, NPAGES, SEED, 1, 0));
+	ASSERT_EQ(NPAGES, count_on_node(holder.status, NPAGES, 1));
+	ret = run_on_node(0, poison_original_job, &self->fd);
+	/* The holder touches its pages again and checks their bytes. */
+	EXPECT_EQ(0, holder_finish(&holder));
+	if (ret == NO_MEMORY_FAILURE)
+		SKIP(return, NO_MEMORY_FAILURE_WHY);
+	EXPECT_EQ(0, ret);
+	/* Its replica of page 0 went with the page: no copy of it is left. */
+	EXPECT_EQ(-ENOENT, holder.status[NPAGES]);
+}
+
+/*
+ * With replicas of one page on nodes 1 and 2, memory failure takes the
+ * page out of the page cache; node 0 reads it again, node 3 makes a
+ * replica of the new page, and node 1 faults on the page once more: it
+ * must get the file's bytes, in time, from a page of its own node.
+ */
+static int poison_and_reread_job(void *arg)
+{
+	unsigned char buf[PAGE_SIZE_4K];
+	int fd = *(int *)arg;
+	unsigned char *p;
+
+	p = mmap(NULL, PAGE_SIZE_4K, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	touch_pages(p, PAGE_SIZE_4K);
+	if (madvise(p, PAGE_SIZE_4K, MADV_HWPOISON)) {
+		if (errno == EINVAL)
+			return NO_MEMORY_FAILURE;
+		/* Reported; what follows must not hang either way. */
+		fprintf(stderr, "MADV_HWPOISON: %s\n", strerror(errno));
+	}
+	munmap(p, PAGE_SIZE_4K);
+	if (pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
+		return 3;
+	return pattern_mismatch(buf, sizeof(buf), 0, SEED) >= 0 ? 4 : 0;
+}
+
+struct fault_on_node {
+	int fd;
+	int node;
+};
+
+/* Map page 0 afresh and touch it: the file's bytes, on the job's node. */
+static int fault_page0_job(void *arg)
+{
+	const struct fault_on_node *f = arg;
+	unsigned char *p = mmap(NULL, PAGE_SIZE_4K, PROT_READ, MAP_PRIVATE,
+				f->fd, 0);
+	int status;
+
+	if (p == MAP_FAILED)
+		return 2;
+	if (pattern_mismatch(p, PAGE_SIZE_4K, 0, SEED) >= 0)
+		return 3;
+	if (page_nodes(p, 1, &status))
+		return 4;
+	if (status != f->node) {
+		fprintf(stderr, "page 0 on node %d, the task on node %d\n",
+			status, f->node);
+		return 5;
+	}
+	return 0;
+}
+
+/* fault_page0_job() on @node, given a minute to answer. */
+static int fault_page0_on(int fd, int node)
+{
+	struct fault_on_node f = { .fd = fd, .node = node };
+
+	return run_on_node_timeout(node, fault_page0_job, &f, 60);
+}
+
+TEST_F(hwpoison, refault_after_memory_failure_on_four_nodes)
+{
+	struct holder on1, on2;
+	int ret;
+
+	if (nr_online_nodes() < 4)
+		SKIP(return, "needs 4 NUMA nodes, the guest has %d",
+		     nr_online_nodes());
+	ASSERT_EQ(0, warm_self_on_node(2));
+	ASSERT_EQ(0, warm_self_on_node(3));
+	ASSERT_EQ(0, holder_start(&on1, self->fd, 1, SEED, 1, 0));
+	ASSERT_EQ(0, holder_start(&on2, self->fd, 1, SEED, 2, 0));
+	ASSERT_EQ(1, on1.status[0]);
+	ASSERT_EQ(2, on2.status[0]);
+	ret = run_on_node(0, poison_and_reread_job, &self->fd);
+	if (ret == NO_MEMORY_FAILURE) {
+		holder_finish(&on1);
+		holder_finish(&on2);
+		SKIP(return, NO_MEMORY_FAILURE_WHY);
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, fault_page0_on(self->fd, 3));
+	EXPECT_EQ(0, fault_page0_on(self->fd, 1));
+	EXPECT_EQ(0, fault_page0_on(self->fd, 2));
+	EXPECT_EQ(0, holder_finish(&on1));
+	EXPECT_EQ(0, holder_finish(&on2));
+}
+
+/* /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h) */
+#define KPF_COMPOUND_TAIL	16
+#define KPF_HWPOISON		19
+
+static unsigned long long page_frame_flags(unsigned long long pfn)
+{
+	unsigned long long flags = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd >= 0) {
+		if (pread(fd, &flags, sizeof(flags), pfn * sizeof(flags)) !=
+		    sizeof(flags))
+			flags = 0;
+		close(fd);
+	}
+	return flags;
+}
+
+/* A job's exit status when the file is not cached in large folios. */
+#define NO_LARGE_REPLICA	98
+
+/*
+ * Whether the replicas of another file, which the caller maps on its node
+ * (the same orders, from the same CPU's free lists, most recently freed
+ * first), take page frame @pfn: 1 if they do, 0 if not, -1 on error.  A
+ * poisoned page that went back to the allocator is handed out here, or
+ * caught by the kernel's check of every page it hands out.
+ */
+static int replicas_take(int fd, unsigned long long pfn)
+{
+	unsigned long long pfns[NPAGES];
+	unsigned char *p;
+	int i;
+
+	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	touch_pages(p, LEN);
+	if (page_pfns(p, NPAGES, pfns))
+		return -1;
+	for (i = 0; i < NPAGES; i++)
+		if (pfns[i] == pfn)
+			return 1;
+	return 0;
+}
+
+/* The file to soft offline a page of, and another one. */
+struct two_files {
+	int fd;
+	int other_fd;
+};
+
+static int soft_offline_large_replica_job(void *arg)
+{
+	const struct two_files *files = arg;
+	unsigned long long pfns[NPAGES];
+	int status[NPAGES], i, tail = -1;
+	unsigned char *p;
+
+	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, files->fd, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	touch_pages(p, LEN);
+	if (page_nodes(p, NPAGES, status) || page_pfns(p, NPAGES, pfns))
+		return 3;
+	for (i = 0; i < NPAGES && tail < 0; i++)
+		if (status[i] == 1 &&
+		    page_frame_flags(pfns[i]) & (1ULL << KPF_COMPOUND_TAIL))
+			tail = i;
+	if (tail < 0)
+		return NO_LARGE_REPLICA;
+	if (madvise(p + tail * PAGE_SIZE_4K, PAGE_SIZE_4K, MADV_SOFT_OFFLINE)) {
+		if (errno == EINVAL)
+			return NO_MEMORY_FAILURE;
+		fprintf(stderr, "MADV_SOFT_OFFLINE: %s\n", strerror(errno));
+		return 4;
+	}
+	if (pattern_mismatch(p, LEN, 0, SEED) >= 0)
+		return 5;
+	if (!(page_frame_flags(pfns[tail]) & (1ULL << KPF_HWPOISON))) {
+		fprintf(stderr, "page frame %#llx is not poisoned\n",
+			pfns[tail]);
+		return 6;
+	}
+	switch (replicas_take(files->other_fd, pfns[tail])) {
+	case 0:
+		return 0;
+	case 1:
+		fprintf(stderr, "poisoned page frame %#llx handed out again\n",
+			pfns[tail]);
+		return 7;
+	default:
+		return 8;
+	}
+}
+
+/*
+ * Soft offlining a page of a large replica drops the replica and keeps
+ * that page frame, poisoned, out of the allocator for good, as it does
+ * for a page of a large page-cache folio.
+ */
+TEST_F(hwpoison, soft_offline_of_a_large_replica)
+{
+	struct two_files files = { .fd = self->fd };
+	char other[80];
+	int ret;
+
+	snprintf(other, sizeof(other), "%s.other", self->path);
+	files.other_fd = make_test_file(other, NPAGES, SEED);
+	ASSERT_LE(0, files.other_fd);
+	unlink(other);
+	ASSERT_EQ(0, cache_file_on_node(files.other_fd, 0));
+	ret = run_on_node(1, soft_offline_large_replica_job, &files);
+	close(files.other_fd);
+
+	if (ret == NO_MEMORY_FAILURE)
+		SKIP(return, NO_MEMORY_FAILURE_WHY);
+	if (ret == NO_LARGE_REPLICA)
+		SKIP(return, "file cached in single pages (large folios: XFS boot)");
+	EXPECT_EQ(0, ret);
+}
+
 TEST_HARNESS_MAIN

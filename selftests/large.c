@@ -16,9 +16,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/mempolicy.h>
 
 #include "../kselftest_harness.h"
 #include "replica_util.h"
@@ -278,6 +280,89 @@ TEST_F(large, xfs_large_folios_are_replicated_and_collapsed)
 	__atomic_store_n(&self->f.shared[3], 2, __ATOMIC_SEQ_CST);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+}
+
+/*
+ * On node 1, over a PMD-mapped replica: mbind(MPOL_BIND to node 0,
+ * MPOL_MF_MOVE | MPOL_MF_STRICT) succeeds, as it does over the page cache
+ * on node 0 that a kernel without replication maps there: the page cache
+ * is where the policy wants it.
+ */
+static int mbind_over_pmd_replica(void *arg)
+{
+	unsigned long node0 = 1UL << 0;
+	struct large_file *f = arg;
+	unsigned char *p;
+	long faults;
+
+	p = map_text_aligned(f->fd, &faults);
+	if (!p)
+		return 2;
+	f->shared[0] = file_pmd_mapped_kb(p);
+	if (syscall(SYS_mbind, p, PMD_SIZE_2M, MPOL_BIND, &node0,
+		    8 * sizeof(node0), MPOL_MF_MOVE | MPOL_MF_STRICT)) {
+		f->shared[2] = errno;
+		return 3;
+	}
+	return pattern_mismatch(p, LEN, 0, f->seed) >= 0 ? 4 : 0;
+}
+
+TEST_F(large, mbind_strict_over_a_pmd_replica)
+{
+	int ret;
+
+	ASSERT_EQ(0, make_file_in(&self->f, "."));
+	ret = run_on_node(0, collapse_on_node0, &self->f);
+	if (ret == NO_FILE_THP)
+		SKIP(return, "MADV_COLLAPSE of text is EINVAL: no CONFIG_READ_ONLY_THP_FOR_FS");
+	ASSERT_EQ(0, ret);
+	ret = run_on_node(1, mbind_over_pmd_replica, &self->f);
+	TH_LOG("node 1: %d kB PMD-mapped; mbind: %s", self->f.shared[0],
+	       ret == 3 ? strerror(self->f.shared[2]) : "done");
+	EXPECT_EQ(2048, self->f.shared[0]);
+	EXPECT_EQ(0, ret);
+}
+
+/*
+ * A task on node 1 that collapses its own text (MADV_COLLAPSE) gets it
+ * PMD-mapped from its own node, as it would if the text had been a THP
+ * already: the replica of the new THP, not the THP on node 0.
+ */
+static int collapse_on_node1(void *arg)
+{
+	struct large_file *f = arg;
+	int status[PMD_PAGES];
+	unsigned char *p;
+	long faults;
+
+	p = map_text_aligned(f->fd, &faults);
+	if (!p)
+		return 2;
+	if (madvise(p, PMD_SIZE_2M, MADV_COLLAPSE)) {
+		f->shared[2] = errno;
+		return errno == EINVAL ? NO_FILE_THP : 4;
+	}
+	touch_pages(p, PMD_SIZE_2M);
+	if (page_nodes(p, PMD_PAGES, status))
+		return 5;
+	f->shared[0] = file_pmd_mapped_kb(p);
+	f->shared[1] = count_on_node(status, PMD_PAGES, 1);
+	return pattern_mismatch(p, LEN, 0, f->seed) >= 0 ? 6 : 0;
+}
+
+TEST_F(large, madv_collapse_on_node1_maps_a_local_pmd)
+{
+	int ret;
+
+	ASSERT_EQ(0, make_file_in(&self->f, "."));
+	ret = run_on_node(1, collapse_on_node1, &self->f);
+	if (ret == NO_FILE_THP)
+		SKIP(return, "MADV_COLLAPSE of text is EINVAL: no CONFIG_READ_ONLY_THP_FOR_FS");
+	TH_LOG("node 1 after its MADV_COLLAPSE: %d kB PMD-mapped, %d of %lu pages local",
+	       self->f.shared[0], self->f.shared[1], PMD_PAGES);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(2048, self->f.shared[0]);
+	EXPECT_EQ(PMD_PAGES, self->f.shared[1]);
 }
 
 TEST_HARNESS_MAIN

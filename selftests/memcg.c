@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -208,6 +209,78 @@ TEST_F(memcg, a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
 	ASSERT_EQ(0, cgroup_oom_kills(self->cgroup));
 	ASSERT_LE(replicas0 + NPAGES / 2, *a.replicas);
 	ASSERT_LT(reclaim0, vmstat_read("replica_reclaim"));
+}
+
+/* How far above its usage the cgroup's limit is set: 32 pages. */
+#define HEADROOM	(128 << 10)
+
+struct fault_args {
+	int fd;
+	const char *cgroup;
+	long long *faults;	/* minor faults to map the file, shared */
+	long long *made;	/* replicas made meanwhile, shared */
+};
+
+/*
+ * Join the cgroup, set its limit just above what it uses, and map the
+ * file: count the minor faults that takes.
+ */
+static int faults_at_limit(void *arg)
+{
+	struct fault_args *a = arg;
+	struct rusage before, after;
+	char max[32];
+	unsigned char *p;
+
+	if (cgroup_enter(a->cgroup))
+		return 2;
+	snprintf(max, sizeof(max), "%lld",
+		 cgroup_read(a->cgroup, "memory.current") + HEADROOM);
+	if (cgroup_write(a->cgroup, "memory.max", max))
+		return 3;
+	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, a->fd, 0);
+	*a->made = vmstat_read("replica_alloc");
+	if (p == MAP_FAILED || getrusage(RUSAGE_SELF, &before))
+		return 4;
+	touch_pages(p, LEN);
+	if (getrusage(RUSAGE_SELF, &after))
+		return 5;
+	*a->made = vmstat_read("replica_alloc") - *a->made;
+	*a->faults = after.ru_minflt - before.ru_minflt;
+	return pattern_mismatch(p, LEN, 0, FILE_SEED) >= 0 ? 6 : 0;
+}
+
+/*
+ * A cgroup near its limit makes the replicas its headroom takes, and its
+ * faults otherwise map as many pages each as without replication:
+ * fault-around does not leave each page to a fault of its own that then
+ * fails to charge a replica.  A fault per replica made is the price of
+ * making it; a fault more per window is allowed for the window in which
+ * the room runs out.
+ */
+TEST_F(memcg, a_cgroup_at_its_limit_faults_as_without_replication)
+{
+	long long faults_none, faults_private, made;
+	struct fault_args a = {
+		.fd = self->fd,
+		.cgroup = self->cgroup,
+		.faults = self->shared,
+		.made = self->shared + 1,
+	};
+
+	room_on_node1_then_cache(_metadata, self->fd);
+	ASSERT_EQ(0, policy_set("none"));
+	ASSERT_EQ(0, run_on_node(1, faults_at_limit, &a));
+	faults_none = *self->shared;
+	ASSERT_EQ(0, cgroup_write(self->cgroup, "memory.max", "max"));
+	ASSERT_EQ(0, policy_set("private"));
+	ASSERT_EQ(0, run_on_node(1, faults_at_limit, &a));
+	faults_private = *self->shared;
+	made = self->shared[1];
+	TH_LOG("faults to map %d pages at the limit: %lld under none, %lld under private",
+	       NPAGES, faults_none, faults_private);
+	TH_LOG("replicas made under private: %lld", made);
+	EXPECT_LE(faults_private, faults_none + made + 16);
 }
 
 TEST_HARNESS_MAIN

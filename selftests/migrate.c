@@ -304,4 +304,48 @@ TEST_F(migrate, mbind_of_a_replica_moves_its_original)
 	EXPECT_EQ(0, run_on_node(1, move_own_replicas, &arg));
 }
 
+/*
+ * On node 1, map the file (replicas) and ask move_pages(2) to move it to
+ * node 1 without MPOL_MF_MOVE_ALL, while a task on node 0 maps the page
+ * cache: the pages are shared, and every status is -EACCES, as without
+ * replication, where both tasks would map the page cache.
+ */
+static int move_shared_replicas(void *arg)
+{
+	int nodes[NPAGES], status[NPAGES], i;
+	void *pages[NPAGES];
+	unsigned char *p;
+
+	p = map_file(*(int *)arg);
+	if (p == MAP_FAILED)
+		return 2;
+	if (page_nodes(p, NPAGES, status) ||
+	    count_on_node(status, NPAGES, 1) != NPAGES)
+		return 3;
+	for (i = 0; i < NPAGES; i++) {
+		pages[i] = p + i * PAGE_SIZE_4K;
+		nodes[i] = 1;
+	}
+	if (sys_move_pages(0, NPAGES, pages, nodes, status, MPOL_MF_MOVE))
+		return 4;
+	if (count_on_node(status, NPAGES, -EACCES) != NPAGES) {
+		fprintf(stderr, "move_pages status[0] %d\n", status[0]);
+		return 5;
+	}
+	return 0;
+}
+
+TEST_F(migrate, move_pages_refuses_a_page_that_others_map)
+{
+	struct holder on0;
+
+	self->holding = 0;
+	ASSERT_EQ(0, holder_finish(&self->holder));
+	ASSERT_EQ(0, holder_start(&on0, self->fd, NPAGES, SEED, 0, 0));
+	EXPECT_EQ(0, run_on_node(1, move_shared_replicas, &self->fd));
+	EXPECT_EQ(0, holder_finish(&on0));
+	/* Nothing moved: the page cache is on node 0. */
+	EXPECT_EQ(NPAGES, count_on_node(on0.status + 2 * NPAGES, NPAGES, 0));
+}
+
 TEST_HARNESS_MAIN

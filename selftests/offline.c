@@ -243,4 +243,94 @@ TEST_F(offline, cma_allocation_over_replicas)
 	ASSERT_EQ(0, write_text_file(CMA_DIR "/free", pages));
 }
 
+#ifndef MADV_HWPOISON
+#define MADV_HWPOISON		100
+#endif
+
+/* What the job of the poisoned-replica test reports. */
+#define POISON_NO_MEMORY_FAILURE	99
+#define POISON_NO_BLOCK			98
+
+/*
+ * On node 1, which maps the replicas: poison one replica in a movable
+ * block, and offline that block; the next block if it holds memory that
+ * cannot go (the memory map, say), until one goes.  The job stays on node
+ * 1 throughout: a task that moves node leaves its replicas behind.
+ */
+static int poison_and_offline_job(void *arg)
+{
+	struct mapped_file *f = arg;
+	int held[16], status[NPAGES], n, i, j, timed_out = 0;
+	long block_pages, blocks[16];
+	char state[128];
+
+	block_pages = read_number(MEMORY_DIR "/block_size_bytes", 16) /
+		      PAGE_SIZE_4K;
+	f->p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, f->fd, 0);
+	if (f->p == MAP_FAILED || block_pages <= 0)
+		return 2;
+	touch_pages(f->p, LEN);
+	if (page_nodes(f->p, NPAGES, status) || page_pfns(f->p, NPAGES, f->pfns))
+		return 3;
+	/* Only replicas are poisoned. */
+	for (j = 0; j < NPAGES; j++)
+		if (status[j] != 1)
+			f->pfns[j] = 0;
+	n = movable_blocks_with_replicas(f, blocks, held, 16);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < NPAGES; j++)
+			if (f->pfns[j] && f->pfns[j] / block_pages == blocks[i])
+				break;
+		if (madvise(f->p + j * PAGE_SIZE_4K, PAGE_SIZE_4K,
+			    MADV_HWPOISON)) {
+			if (errno == EINVAL)
+				return POISON_NO_MEMORY_FAILURE;
+			fprintf(stderr, "MADV_HWPOISON of the replica at %#llx: %s\n",
+				f->pfns[j], strerror(errno));
+			return 4;
+		}
+		snprintf(state, sizeof(state), MEMORY_DIR "/memory%ld/state",
+			 blocks[i]);
+		if (!write_with_timeout(state, "offline")) {
+			fprintf(stderr, "memory%ld, %d replicas, one poisoned: offline\n",
+				blocks[i], held[i]);
+			if (pattern_mismatch(f->p, LEN, 0, SEED) >= 0)
+				return 5;
+			/* A block that held a poisoned page stays offline. */
+			if (!write_with_timeout(state, "online_movable") ||
+			    errno == EHWPOISON)
+				return 0;
+			fprintf(stderr, "online again: %s\n", strerror(errno));
+			return 6;
+		}
+		fprintf(stderr, "memory%ld, %d replicas, one poisoned: %s\n",
+			blocks[i], held[i], strerror(errno));
+		if (errno == EINTR)
+			timed_out++;
+	}
+	return timed_out ? 7 : POISON_NO_BLOCK;
+}
+
+/*
+ * A block that holds a poisoned replica goes offline as one that holds a
+ * poisoned page-cache page does: the poisoned page is skipped, the other
+ * replicas are dropped, and nothing loops until the timeout.  As for any
+ * block that held a poisoned page, it cannot be onlined again (EHWPOISON):
+ * the test gets a boot of its own.
+ */
+TEST_F(offline, offline_a_memory_block_with_a_poisoned_replica)
+{
+	int ret;
+
+	if (access(MEMORY_DIR "/block_size_bytes", F_OK))
+		SKIP(return, "no memory hotplug (CONFIG_MEMORY_HOTREMOVE)");
+	if (!node1_has_movable_memory())
+		SKIP(return, "node 1 has no ZONE_MOVABLE memory: boot with movablecore=");
+	ASSERT_EQ(0, cache_file_on_node(self->f.fd, 0));
+	ret = run_on_node(1, poison_and_offline_job, &self->f);
+	if (ret == POISON_NO_MEMORY_FAILURE)
+		SKIP(return, "no CONFIG_MEMORY_FAILURE");
+	EXPECT_EQ(0, ret);
+}
+
 TEST_HARNESS_MAIN

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -270,6 +271,54 @@ TEST_F(read_path, threshold_rejects_bad_values)
 	ASSERT_EQ(EINVAL, replica_knob_set("read_threshold", "two"));
 	ASSERT_EQ(0, replica_knob_get("read_threshold", buf, sizeof(buf)));
 	ASSERT_STREQ("2\n", buf);
+}
+
+/* Pages of @fd's first NPAGES that are in the page cache (mincore(2)). */
+static int cached_pages(int fd)
+{
+	unsigned char vec[NPAGES];
+	void *p = mmap(NULL, LEN, PROT_READ, MAP_SHARED, fd, 0);
+	int i, n = 0;
+
+	if (p == MAP_FAILED || mincore(p, LEN, vec))
+		return -1;
+	for (i = 0; i < NPAGES; i++)
+		n += vec[i] & 1;
+	munmap(p, LEN);
+	return n;
+}
+
+/*
+ * Remote reads are counted against the page cache that holds the page:
+ * once reclaim takes that page, the count is gone with it, and a page
+ * cached again needs read_threshold reads of its own before it is
+ * replicated.
+ */
+TEST_F(read_path, read_counts_go_with_reclaimed_page_cache)
+{
+	char cg[128];
+	struct counts d;
+
+	if (cgroup_create(cg, sizeof(cg)))
+		SKIP(return, "no memory cgroup: %s", strerror(errno));
+	/* The page cache is charged to a cgroup that reclaim is asked of. */
+	ASSERT_EQ(0, drop_file_cache(self->fd));
+	ASSERT_EQ(0, cgroup_enter(cg));
+	ASSERT_EQ(0, cache_file_on_node(self->fd, 0));
+	ASSERT_EQ(0, cgroup_leave());
+
+	ASSERT_EQ(0, read_once(&self->r, WAY_PREAD, &d));
+	ASSERT_EQ(0, d.alloc);
+	/* memory.reclaim may say EAGAIN: what it took is what counts. */
+	cgroup_write(cg, "memory.reclaim", "64M");
+	ASSERT_EQ(0, cached_pages(self->fd));
+
+	ASSERT_EQ(0, cache_file_on_node(self->fd, 0));
+	ASSERT_EQ(0, read_once(&self->r, WAY_PREAD, &d));
+	TH_LOG("first read of the page cache read in again: %lld replicas made",
+	       d.alloc);
+	EXPECT_EQ(0, d.alloc);
+	cgroup_remove(cg);
 }
 
 TEST_HARNESS_MAIN

@@ -318,4 +318,32 @@ TEST_F(order, replicas_all_used_again_still_give_way_at_once)
 	ASSERT_EQ(NPAGES - pages, left);
 }
 
+/*
+ * Replicas that an mlocked mapping maps are not given back under memory
+ * pressure, nor dropped by compaction, as the page cache they stand for
+ * is neither reclaimed nor made to fault again: a task that locked its
+ * text takes no fault on it.  The other replicas go as before.
+ */
+TEST_F(order, mlocked_replicas_stay)
+{
+	struct holder h[2];
+	long objects[2];
+	int left[2], i;
+
+	ASSERT_EQ(0, policy_set("private"));
+	replicate_both(_metadata, self->cgroup, self->count, self->fd,
+		       HOLD_MLOCK, 0, h, objects);
+	ASSERT_EQ(0, shrinker_scan(self->scan, self->cgroup, 1,
+				   objects[0] + objects[1]));
+	ASSERT_EQ(0, write_text_file("/proc/sys/vm/compact_memory", "1"));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, holder_finish(&h[i]));
+		left[i] = count_on_node(h[i].status + NPAGES, NPAGES, 1);
+	}
+	TH_LOG("replicas left: %d of the mlocked file, %d of the other",
+	       left[0], left[1]);
+	EXPECT_EQ(NPAGES, left[0]);
+	EXPECT_EQ(0, left[1]);
+}
+
 TEST_HARNESS_MAIN

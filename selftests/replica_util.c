@@ -223,9 +223,10 @@ pid_t fork_child(void)
 	return pid;
 }
 
-int run_on_node(int node, int (*fn)(void *arg), void *arg)
+int run_on_node_timeout(int node, int (*fn)(void *arg), void *arg,
+			int seconds)
 {
-	int status;
+	int status, waited;
 	pid_t pid = fork_child();
 
 	if (pid < 0)
@@ -238,11 +239,30 @@ int run_on_node(int node, int (*fn)(void *arg), void *arg)
 		}
 		_exit(fn(arg));
 	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
+	for (waited = 0; ; waited++) {
+		pid_t got = waitpid(pid, &status, seconds ? WNOHANG : 0);
+
+		if (got == pid)
+			break;
+		if (got < 0)
+			return -1;
+		if (waited >= seconds * 10) {
+			/* A task asleep in the kernel for good stays there. */
+			kill(pid, SIGKILL);
+			fprintf(stderr, "job on node %d: no answer in %d s\n",
+				node, seconds);
+			return RUN_TIMED_OUT;
+		}
+		usleep(100000);
+	}
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+int run_on_node(int node, int (*fn)(void *arg), void *arg)
+{
+	return run_on_node_timeout(node, fn, arg, 0);
 }
 
 /*

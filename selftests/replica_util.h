@@ -95,6 +95,15 @@ pid_t fork_child(void);
  */
 int run_on_node(int node, int (*fn)(void *arg), void *arg);
 
+/* What run_on_node_timeout() returns for a job that did not end in time. */
+#define RUN_TIMED_OUT	1000
+/*
+ * run_on_node(), but give up after @seconds (0: wait for ever): kill the
+ * job and return RUN_TIMED_OUT.
+ */
+int run_on_node_timeout(int node, int (*fn)(void *arg), void *arg,
+			int seconds);
+
 /* Value of @name in /proc/vmstat, or -1 if absent. */
 long long vmstat_read(const char *name);
 

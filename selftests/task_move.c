@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -292,6 +293,243 @@ TEST_F(task_move, a_thread_moving_to_the_page_cache_unmaps_the_replicas)
 	ASSERT_EQ(0, run_on_node(1, threads_job, &t));
 	TH_LOG("%d pages on node 0, %d on node 1", t.on_node[0], t.on_node[1]);
 	EXPECT_EQ(NPAGES, t.on_node[0]);
+}
+
+/* How many of the @n pages at @p are mapped, from pagemap (no faults). */
+static int pages_present(const unsigned char *p, int n)
+{
+	unsigned long long entry;
+	int fd = open("/proc/self/pagemap", O_RDONLY), i, present = 0;
+
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		off_t off = ((unsigned long)p / PAGE_SIZE_4K + i) * sizeof(entry);
+
+		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry)) {
+			present = -1;
+			break;
+		}
+		present += !!(entry & (1ULL << 63));
+	}
+	close(fd);
+	return present;
+}
+
+/*
+ * A writable shared mapping never holds replicas: a task that moves node
+ * keeps it mapped, as without replication.
+ */
+struct shared_writer {
+	const char *path;
+	int present[2];		/* pages mapped before and after the move */
+};
+
+static int shared_writer_job(void *arg)
+{
+	struct shared_writer *w = arg;
+	unsigned char *p;
+	int fd, i;
+
+	fd = open(w->path, O_RDWR);
+	if (fd < 0)
+		return 2;
+	p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return 3;
+	for (i = 0; i < NPAGES; i++)
+		p[i * PAGE_SIZE_4K] = pattern_byte(SEED, i * PAGE_SIZE_4K);
+	w->present[0] = pages_present(p, NPAGES);
+	if (run_on_cpus_of(1))
+		return 4;
+	w->present[1] = pages_present(p, NPAGES);
+	return 0;
+}
+
+TEST_F(task_move, a_writable_shared_mapping_is_left_alone)
+{
+	struct shared_writer *w = (struct shared_writer *)self->on_node;
+	char prev[32];
+
+	/* The policy that replicates shared mappings of files. */
+	ASSERT_EQ(0, policy_require("readonly", prev, sizeof(prev)));
+	w->path = self->path;
+	ASSERT_EQ(0, run_on_node(0, shared_writer_job, w));
+	TH_LOG("pages mapped: %d before the move to node 1, %d after",
+	       w->present[0], w->present[1]);
+	EXPECT_EQ(NPAGES, w->present[0]);
+	EXPECT_EQ(NPAGES, w->present[1]);
+}
+
+/* Threads parked on nodes 0 and 1 while the main thread moves about. */
+struct spanning {
+	pthread_barrier_t parked, done;
+	int node;
+};
+
+static void *parked_thread(void *arg)
+{
+	struct spanning *s = arg;
+
+	if (run_on_cpus_of(s->node))
+		return (void *)1;
+	pthread_barrier_wait(&s->parked);
+	pthread_barrier_wait(&s->done);
+	return NULL;
+}
+
+#define SPANNING_MOVES	6
+
+/*
+ * While the threads of a process span nodes, its faults map the page
+ * cache: moving its threads about unmaps nothing, as without replication.
+ */
+struct spanning_moves {
+	int fd;
+	int present[SPANNING_MOVES];	/* pages mapped after each move */
+	long long follows;		/* replica_follow events meanwhile */
+};
+
+static int spanning_job(void *arg)
+{
+	struct spanning_moves *m = arg;
+	struct spanning s[2];
+	int i;
+	pthread_t t[2];
+	unsigned char *p;
+	void *ret;
+
+	for (i = 0; i < 2; i++) {
+		s[i].node = i;
+		if (pthread_barrier_init(&s[i].parked, NULL, 2) ||
+		    pthread_barrier_init(&s[i].done, NULL, 2) ||
+		    pthread_create(&t[i], NULL, parked_thread, &s[i]))
+			return 2;
+		pthread_barrier_wait(&s[i].parked);
+	}
+	p = map_text(m->fd);
+	if (p == MAP_FAILED)
+		return 3;
+	/*
+	 * A first move unmaps what the process may have inherited mapped
+	 * from replicas; from then on, its faults map the page cache.
+	 */
+	if (run_on_cpus_of(0))
+		return 4;
+	touch_pages(p, LEN);
+	m->follows = vmstat_read("replica_follow");
+	for (i = 0; i < SPANNING_MOVES; i++) {
+		if (run_on_cpus_of(!(i % 2)))
+			return 4;
+		m->present[i] = pages_present(p, NPAGES);
+		touch_pages(p, LEN);
+	}
+	m->follows = vmstat_read("replica_follow") - m->follows;
+	for (i = 0; i < 2; i++) {
+		pthread_barrier_wait(&s[i].done);
+		if (pthread_join(t[i], &ret) || ret)
+			return 5;
+	}
+	return 0;
+}
+
+TEST_F(task_move, moves_of_a_spanning_process_unmap_nothing)
+{
+	struct spanning_moves *m = (struct spanning_moves *)self->on_node;
+	int i;
+
+	m->fd = self->fd;
+	ASSERT_EQ(0, run_on_node(1, spanning_job, m));
+	for (i = 0; i < SPANNING_MOVES; i++) {
+		TH_LOG("move %d, to node %d: %d of %d pages still mapped", i,
+		       !(i % 2), m->present[i], NPAGES);
+		EXPECT_EQ(NPAGES, m->present[i]);
+	}
+	EXPECT_EQ(0, m->follows);
+}
+
+/* The node of the CPU the caller runs on, or -1. */
+static int current_node(void)
+{
+	int cpu = sched_getcpu(), node;
+	cpu_set_t set;
+
+	for (node = 0; node < nr_online_nodes(); node++)
+		if (!node_cpus(node, &set) && CPU_ISSET(cpu, &set))
+			return node;
+	return -1;
+}
+
+#define FORK_TRIES	40
+#define FORK_NOT_ON_NODE0	99
+
+/*
+ * Node 1 maps replicas in a private mapping that fork copies (it has
+ * anonymous pages); a child that the scheduler places on node 0 maps the
+ * page cache there, local, not the replicas of node 1 it inherited.
+ */
+static int fork_job(void *arg)
+{
+	int fd = *(int *)arg, try, status, node;
+	unsigned char *p;
+	cpu_set_t all;
+
+	p = mmap(NULL, LEN, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE,
+		 fd, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	touch_pages(p, LEN);
+	p[0] = 1;	/* the mapping gets anonymous pages: fork copies it */
+	if (pages_on(p + PAGE_SIZE_4K, 1) < 0)
+		return 3;
+	/* Free to go anywhere: fork balancing places each child. */
+	CPU_ZERO(&all);
+	for (node = 0; node < 2; node++) {
+		cpu_set_t set;
+		int cpu;
+
+		if (node_cpus(node, &set))
+			return 4;
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &set))
+				CPU_SET(cpu, &all);
+	}
+	if (sched_setaffinity(0, sizeof(all), &all))
+		return 5;
+	for (try = 0; try < FORK_TRIES; try++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 6;
+		if (!pid) {
+			int status[NPAGES - 1];
+
+			if (current_node() != 0)
+				_exit(FORK_NOT_ON_NODE0);
+			touch_pages(p + PAGE_SIZE_4K, LEN - PAGE_SIZE_4K);
+			if (page_nodes(p + PAGE_SIZE_4K, NPAGES - 1, status))
+				_exit(7);
+			if (current_node() != 0)
+				_exit(FORK_NOT_ON_NODE0);
+			_exit(count_on_node(status, NPAGES - 1, 0) ==
+			      NPAGES - 1 ? 0 : 8);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			return 9;
+		if (WEXITSTATUS(status) != FORK_NOT_ON_NODE0)
+			return WEXITSTATUS(status);
+	}
+	return FORK_NOT_ON_NODE0;
+}
+
+TEST_F(task_move, a_child_placed_on_another_node_maps_its_pages)
+{
+	int ret = run_on_node(1, fork_job, &self->fd);
+
+	if (ret == FORK_NOT_ON_NODE0)
+		SKIP(return, "fork balancing placed none of %d children on node 0",
+		     FORK_TRIES);
+	EXPECT_EQ(0, ret);
 }
 
 TEST_HARNESS_MAIN

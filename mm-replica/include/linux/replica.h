@@ -18,6 +18,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
 #include <linux/topology.h>
 #include <linux/types.h>
 #include <linux/vmstat.h>
@@ -259,16 +260,52 @@ static inline void replica_note_use(struct folio *replica, unsigned long use)
 }
 
 /**
+ * replica_note_mm - note that a process maps replicas
+ * @mm: the process's mm, about to map a replica
+ *
+ * A thread that moves node unmaps the replicas of its process only if
+ * the process has mapped any since the last time (mm/replica/follow.c).
+ */
+static inline void replica_note_mm(struct mm_struct *mm)
+{
+	if (!test_bit(MMF_REPLICA_MAPPED, &mm->flags))
+		set_bit(MMF_REPLICA_MAPPED, &mm->flags);
+}
+
+/**
  * replica_mapped - count a replica that is mapped again
  * @replica: a replica in the store, about to be mapped
+ * @mm: the mm it is mapped into
  * @use: REPLICA_USED and the REPLICA_KIND_* of the mapping
  *
  * Context: the original's folio lock held.
  */
-static inline void replica_mapped(struct folio *replica, unsigned long use)
+static inline void replica_mapped(struct folio *replica, struct mm_struct *mm,
+				  unsigned long use)
 {
 	replica_note_use(replica, use);
+	replica_note_mm(mm);
 	count_vm_event(REPLICA_MAP);
+}
+
+bool __replica_leaves_pmd(struct vm_area_struct *vma, struct folio *folio);
+
+/**
+ * replica_leaves_pmd - whether a new PMD of page cache is left to the fault
+ * @vma: the current task's mapping that MADV_COLLAPSE made @folio for
+ * @folio: the page-cache THP, locked
+ *
+ * A task whose faults map local replicas gets a remote THP that it has
+ * just collapsed mapped the same way: its next fault maps the THP's local
+ * replica with one PMD, so the PMD is left empty for it.
+ *
+ * Return: true if the caller must not map @folio's PMD now.
+ */
+static inline bool replica_leaves_pmd(struct vm_area_struct *vma,
+				      struct folio *folio)
+{
+	return static_branch_unlikely(&replica_active) &&
+	       __replica_leaves_pmd(vma, folio);
 }
 
 /**
@@ -291,7 +328,7 @@ struct replica_around {
 	int nid;
 	int may_create;
 	unsigned long use;
-	const struct mm_struct *mm;
+	struct mm_struct *mm;
 	void __rcu **leaf_slots;
 	pgoff_t leaf_first;
 	struct xarray *store;
@@ -401,7 +438,7 @@ replica_fault_around_folio(struct folio *original, struct replica_around *ra)
 	else
 		entry = replica_around_walk(ra, original->index);
 	if (likely(replica_mappable(entry, original))) {
-		replica_mapped(entry, ra->use);
+		replica_mapped(entry, ra->mm, ra->use);
 		return entry;
 	}
 	return __replica_fault_around_folio(original, ra, entry);
@@ -434,12 +471,15 @@ static inline bool replica_may_have_copies(const struct folio *folio)
 	return READ_ONCE(mapping->i_replicas);
 }
 
-bool __replica_free_copies(struct folio *original, bool may_wait);
+bool __replica_free_copies(struct folio *original, bool may_wait,
+			   bool keep_mlocked);
 
 /**
  * replica_free_copies - drop the replicas that hold a page-cache folio
  * @folio: a locked folio that migration or reclaim is about to move or free
  * @may_wait: sleep for the lock of a busy replica
+ * @keep_mlocked: keep the replicas that mlocked mappings map (for reclaim
+ *	and compaction, which leave mlocked page cache alone)
  *
  * A replica holds a reference on its original, which keeps the original
  * from migrating and from leaving the page cache.  Replicas are copies
@@ -447,11 +487,12 @@ bool __replica_free_copies(struct folio *original, bool may_wait);
  *
  * Return: true if no replica holds @folio any more.
  */
-static inline bool replica_free_copies(struct folio *folio, bool may_wait)
+static inline bool replica_free_copies(struct folio *folio, bool may_wait,
+				       bool keep_mlocked)
 {
 	if (!replica_may_have_copies(folio))
 		return true;
-	return __replica_free_copies(folio, may_wait);
+	return __replica_free_copies(folio, may_wait, keep_mlocked);
 }
 
 int __replica_referenced(struct folio *original, int is_locked,
@@ -497,6 +538,28 @@ static inline struct folio *replica_mapped_original(struct folio *folio)
 {
 	return folio_test_replica(folio) ? replica_info(folio)->original :
 					   folio;
+}
+
+bool __replica_mapped_shared(struct folio *replica);
+
+/**
+ * replica_move_pages_allowed - whether move_pages(2) may move a mapped folio
+ * @folio: a folio that a present page table entry maps, whose page table
+ *	lock the caller holds
+ * @migrate_all: MPOL_MF_MOVE_ALL was given
+ *
+ * Without MPOL_MF_MOVE_ALL, a task moves only pages no other task maps.
+ * For a replica that is the page cache it stands for, mapped directly or
+ * through any of its replicas: the original's map count alone misses the
+ * tasks that map its replicas.
+ *
+ * Return: false if @folio is a replica of a page that other tasks map too.
+ */
+static inline bool replica_move_pages_allowed(struct folio *folio,
+					      bool migrate_all)
+{
+	return migrate_all || !folio_test_replica(folio) ||
+	       !__replica_mapped_shared(folio);
 }
 
 /* Tasks that move between nodes: mm/replica/follow.c */
@@ -611,6 +674,12 @@ static inline void replica_madvise_done(struct vm_area_struct *vma,
 
 static inline void replica_fault(struct vm_fault *vmf) { }
 
+static inline bool replica_leaves_pmd(struct vm_area_struct *vma,
+				      struct folio *folio)
+{
+	return false;
+}
+
 struct replica_around { };
 
 static inline void replica_fault_around_start(struct vm_fault *vmf,
@@ -641,7 +710,8 @@ static inline vm_fault_t replica_fault_around_pmd(struct vm_fault *vmf,
 
 /* What the kernel's movers call: mm/replica/movers.c */
 
-static inline bool replica_free_copies(struct folio *folio, bool may_wait)
+static inline bool replica_free_copies(struct folio *folio, bool may_wait,
+				       bool keep_mlocked)
 {
 	return true;
 }
@@ -671,6 +741,12 @@ static inline enum mf_result replica_memory_failure(struct folio *replica)
 static inline struct folio *replica_mapped_original(struct folio *folio)
 {
 	return folio;
+}
+
+static inline bool replica_move_pages_allowed(struct folio *folio,
+					      bool migrate_all)
+{
+	return true;
 }
 
 /* Tasks that move between nodes: mm/replica/follow.c */

@@ -53,15 +53,26 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 				folio_put(replica);
 				continue;
 			}
-			if (replica_in_store(tree, replica, nid, index) &&
-			    !folio_mapped(replica) &&
-			    folio_trylock(replica_info(replica)->original)) {
-				original = replica_info(replica)->original;
+			if (!replica_in_store(tree, replica, nid, index) ||
+			    !folio_trylock(replica_info(replica)->original)) {
+				folio_unlock(replica);
+				folio_put(replica);
+				continue;
+			}
+			/*
+			 * Fault-around maps a replica under its original's
+			 * lock alone: only with both locks held does an
+			 * unmapped replica stay unmapped until it is out.
+			 */
+			original = replica_info(replica)->original;
+			if (!folio_mapped(replica)) {
+				replica_inject_drop_delay();
 				replica_unlink(tree, replica, true);
 				folio_unlock(original);
 				dropped += folio_nr_pages(replica);
 				replica_release(replica);
 			} else {
+				folio_unlock(original);
 				folio_unlock(replica);
 			}
 			folio_put(replica);

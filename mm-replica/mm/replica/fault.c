@@ -17,6 +17,15 @@
 
 #include "internal.h"
 
+/*
+ * Fault-around leaves a page without a replica to a fault of its own
+ * only while a window's worth of replicas (fault_around_bytes, 64 KiB by
+ * default) can still be made: short of that, in a memory cgroup near its
+ * limit say, the window maps the originals in one fault rather than take
+ * a fault per page that may find no room.
+ */
+#define REPLICA_AROUND_ROOM	16
+
 static bool replica_vma_ok(struct vm_area_struct *vma)
 {
 	/*
@@ -49,12 +58,17 @@ static unsigned int replica_vma_kinds(struct vm_area_struct *vma)
 	return kinds;
 }
 
-/*
- * Whether replicas may be mapped for the current process on @nid: its
- * threads share page tables, so a page is mapped once for all of them
- * (see mm/replica/follow.c).  True if every thread last ran on @nid.
+/**
+ * replica_threads_on_node - whether a node's replicas suit the whole process
+ * @nid: a node
+ *
+ * Replicas may be mapped for the current process on @nid only if all its
+ * threads run there: they share page tables, so a page is mapped once for
+ * all of them (see mm/replica/follow.c).
+ *
+ * Return: true if every thread of the current process last ran on @nid.
  */
-static bool replica_threads_on_node(int nid)
+bool replica_threads_on_node(int nid)
 {
 	struct task_struct *t;
 	bool all = true;
@@ -159,14 +173,17 @@ void __replica_fault(struct vm_fault *vmf)
 	if (replica) {
 		folio_lock(replica);
 		if (!replica_current_copy(tree, replica, req.nid, original)) {
-			folio_unlock(replica);
-			folio_put(replica);
 			/*
 			 * The copy of a page that left the page cache while
-			 * it held it (memory failure): it may differ from
-			 * what the page cache holds now.
+			 * it held it: it may differ from what the page cache
+			 * holds now.  Drop it alone and without waiting: we
+			 * hold the lock of the page now cached at this index,
+			 * which taking its replicas on other nodes would wait
+			 * for.
 			 */
-			replica_collapse_range(mapping, req.index, req.index);
+			folio_unlock(replica);
+			replica_evict(replica, false);
+			folio_put(replica);
 			return;
 		}
 		/* A poisoned page is never mapped: map the original. */
@@ -175,13 +192,15 @@ void __replica_fault(struct vm_fault *vmf)
 			folio_put(replica);
 			return;
 		}
-		replica_mapped(replica, replica_large_use(replica, vma->vm_mm,
-							  req.kinds |
-							  REPLICA_USED));
-	} else if (replica_node_has_room(req.nid, folio_nr_pages(original))) {
+		replica_mapped(replica, vma->vm_mm,
+			       replica_large_use(replica, vma->vm_mm,
+						 req.kinds | REPLICA_USED));
+	} else if (replica_has_room(req.nid, vma->vm_mm,
+				    folio_nr_pages(original))) {
 		replica = replica_create(tree, original, &req, policy, tier);
 		if (!replica)
 			return;
+		replica_note_mm(vma->vm_mm);
 	} else {
 		count_vm_events(REPLICA_ALLOC_FAIL, folio_nr_pages(original));
 		return;
@@ -212,6 +231,14 @@ bool replica_vma_replicated(struct vm_area_struct *vma)
 	req.file = vma->vm_file;
 	req.kinds = replica_vma_kinds(vma);
 	return replica_policy_wants(&req, NULL);
+}
+
+bool __replica_leaves_pmd(struct vm_area_struct *vma, struct folio *folio)
+{
+	return folio_nid(folio) != numa_mem_id() &&
+	       !replica_writers(folio->mapping) &&
+	       replica_threads_on_node(numa_mem_id()) &&
+	       replica_vma_replicated(vma);
 }
 
 void __replica_fault_around_start(struct vm_fault *vmf,
@@ -303,7 +330,7 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 	if (xa_is_retry(entry)) {
 		entry = replica_around_walk(ra, original->index);
 		if (replica_mappable(entry, original)) {
-			replica_mapped(entry, ra->use);
+			replica_mapped(entry, ra->mm, ra->use);
 			return entry;
 		}
 	}
@@ -311,7 +338,8 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 	if (!replica_original_ok(original, original->mapping))
 		return original;
 	if (ra->may_create < 0)
-		ra->may_create = replica_node_has_room(ra->nid, 1);
+		ra->may_create = replica_has_room(ra->nid, ra->mm,
+						  REPLICA_AROUND_ROOM);
 	/* A replica is wanted but cannot be mapped now: let the fault decide. */
 	if (ra->may_create)
 		return NULL;
@@ -347,7 +375,7 @@ static bool replica_around_leaves_large(struct folio *original,
 
 	if (!replica_original_ok(original, original->mapping))
 		return false;
-	if (replica_node_has_room(ra->nid, nr))
+	if (replica_has_room(ra->nid, ra->mm, nr))
 		return true;
 	count_vm_events(REPLICA_ALLOC_FAIL, nr);
 	return false;
@@ -375,8 +403,8 @@ struct folio *replica_fault_around_large(struct folio *original,
 		return original;
 	replica = replica_around_large_lookup(original, ra);
 	if (replica) {
-		replica_mapped(replica, replica_large_use(replica, ra->mm,
-							  ra->use));
+		replica_mapped(replica, ra->mm,
+			       replica_large_use(replica, ra->mm, ra->use));
 		return replica;
 	}
 	return replica_around_leaves_large(original, ra) ? NULL : original;
@@ -416,7 +444,7 @@ vm_fault_t replica_fault_around_pmd(struct vm_fault *vmf,
 			folio_put(replica);
 			return VM_FAULT_FALLBACK;
 		}
-		replica_mapped(replica, ra->use);
+		replica_mapped(replica, ra->mm, ra->use);
 		folio_unlock(original);
 		folio_put(original);
 		return VM_FAULT_NOPAGE;

@@ -27,14 +27,27 @@
 
 #include "internal.h"
 
+/*
+ * Whether a mapping may map replicas at all: not while its file has
+ * writers (a writable shared mapping of it, say), which remove them.
+ */
+static bool replica_vma_followed(struct vm_area_struct *vma)
+{
+	return replica_vma_replicated(vma) &&
+	       !replica_writers(vma->vm_file->f_mapping);
+}
+
 /**
  * __replica_follow_task - remap a task's replicated pages on its new node
  *
  * Called on the way back to user space of a task that the scheduler moved
- * to another node.  Unmaps the file pages (not the private copies a write
- * made) of every mapping the policy replicates, so that the next access
- * maps the copy of the node the task runs on, or the page cache itself if
- * the threads of the process now span nodes.
+ * to another node, or placed on another node than its parent's at fork.
+ * Unmaps the file pages (not the private copies a write made) of every
+ * mapping the policy replicates, so that the next access maps the copy
+ * of the node the task runs on, or the page cache itself if the threads
+ * of the process now span nodes.  While they span nodes, their faults map
+ * the page cache: a move then unmaps only what was mapped from replicas
+ * since the last time, if anything.
  */
 void __replica_follow_task(void)
 {
@@ -45,11 +58,22 @@ void __replica_follow_task(void)
 	bool followed = false;
 
 	task_clear_replica_follow(current);
-	if (!mm || mmap_read_lock_killable(mm))
+	if (!mm)
 		return;
+	if (!test_bit(MMF_REPLICA_MAPPED, &mm->flags) &&
+	    !replica_threads_on_node(numa_mem_id()))
+		return;
+	if (mmap_read_lock_killable(mm))
+		return;
+	clear_bit(MMF_REPLICA_MAPPED, &mm->flags);
+	/*
+	 * Cleared before the unmapping starts: a fault that maps a replica
+	 * behind the unmapping sets the bit again, after its mapping.
+	 */
+	smp_mb__after_atomic();
 	vma_iter_init(&vmi, mm, 0);
 	for_each_vma(vmi, vma) {
-		if (!replica_vma_replicated(vma))
+		if (!replica_vma_followed(vma))
 			continue;
 		zap_page_range_single(vma, vma->vm_start,
 				      vma->vm_end - vma->vm_start, &details);

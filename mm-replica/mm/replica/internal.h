@@ -120,7 +120,7 @@ static inline bool replica_current_copy(struct replica_tree *tree,
 	       folio_nr_pages(replica) == folio_nr_pages(original);
 }
 
-bool replica_node_has_room(int nid, long nr);
+bool replica_has_room(int nid, struct mm_struct *mm, long nr);
 struct replica_tree *replica_tree_get(struct address_space *mapping);
 struct folio *replica_find_get(struct replica_tree *tree, int nid,
 			       pgoff_t index);
@@ -141,6 +141,15 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 /* The fault path: mm/replica/fault.c */
 
 bool replica_vma_replicated(struct vm_area_struct *vma);
+bool replica_threads_on_node(int nid);
+
+/* Race windows held open for tests: mm/replica/inject.c */
+
+#ifdef CONFIG_MM_REPLICA_RACE_INJECT
+void replica_inject_drop_delay(void);
+#else
+static inline void replica_inject_drop_delay(void) { }
+#endif
 
 /* Reclaim: mm/replica/reclaim.c */
 

@@ -37,13 +37,17 @@ static void replica_drop(struct folio *replica)
  * __replica_free_copies - drop the replicas of a locked page-cache folio
  * @original: the folio, locked
  * @may_wait: sleep for the lock of a busy replica
+ * @keep_mlocked: keep the replicas that mlocked mappings map
+ *
+ * Forgets the remote reads counted at its index, too.
  *
  * The original's lock keeps new replicas from being made: the fault path
  * makes them under it, read(2) trylocks it.
  *
  * Return: true if no replica of @original is left in the store.
  */
-bool __replica_free_copies(struct folio *original, bool may_wait)
+bool __replica_free_copies(struct folio *original, bool may_wait,
+			   bool keep_mlocked)
 {
 	struct replica_tree *tree = READ_ONCE(original->mapping->i_replicas);
 	bool all_gone = true;
@@ -51,8 +55,21 @@ bool __replica_free_copies(struct folio *original, bool may_wait)
 
 	VM_WARN_ON_ONCE_FOLIO(!folio_test_locked(original), original);
 	for (nid = 0; nid < nr_node_ids; nid++) {
+		void *entry = xa_load(&tree->nodes[nid], original->index);
 		struct folio *replica;
 
+		if (!entry)
+			continue;
+		/*
+		 * A read count goes with the page it counted: the next page
+		 * cached here is read afresh, and counts never outnumber the
+		 * cached pages.
+		 */
+		if (xa_is_value(entry)) {
+			xa_cmpxchg(&tree->nodes[nid], original->index, entry,
+				   NULL, 0);
+			continue;
+		}
 		replica = replica_find_get(tree, nid, original->index);
 		if (!replica)
 			continue;
@@ -65,10 +82,15 @@ bool __replica_free_copies(struct folio *original, bool may_wait)
 			continue;
 		}
 		/*
-		 * The replica at this index may copy another original, one
-		 * memory failure took out of the page cache: not ours to drop.
+		 * An mlocked mapping's replica holds its original, as the
+		 * mlocked original would stay.  The replica at this index may
+		 * copy another original, one memory failure took out of the
+		 * page cache: not ours to drop.
 		 */
-		if (replica_current_copy(tree, replica, nid, original)) {
+		if (keep_mlocked && folio_test_mlocked(replica)) {
+			all_gone = false;
+			folio_unlock(replica);
+		} else if (replica_current_copy(tree, replica, nid, original)) {
 			replica_unlink(tree, replica, true);
 			replica_drop(replica);
 		} else {
@@ -199,4 +221,33 @@ enum mf_result replica_memory_failure(struct folio *replica)
 		return MF_FAILED;
 	}
 	return MF_RECOVERED;
+}
+
+/**
+ * __replica_mapped_shared - whether others map a page a replica stands for
+ * @replica: a replica that a present page table entry maps, whose page
+ *	table lock the caller holds: it stays in the store
+ *
+ * Return: true if more than one mapping maps the page through @replica,
+ * its original or its other replicas (as folio_likely_mapped_shared(),
+ * an estimate for large folios).
+ */
+bool __replica_mapped_shared(struct folio *replica)
+{
+	struct replica_tree *tree = READ_ONCE(replica->mapping->i_replicas);
+	struct folio *copy;
+	bool shared = false;
+	int nid;
+
+	if (folio_likely_mapped_shared(replica) ||
+	    folio_mapped(replica_info(replica)->original))
+		return true;
+	rcu_read_lock();
+	for (nid = 0; nid < nr_node_ids && !shared; nid++) {
+		copy = xa_load(&tree->nodes[nid], replica->index);
+		shared = copy != replica && !xa_is_value(copy) && copy &&
+			 folio_mapped(copy);
+	}
+	rcu_read_unlock();
+	return shared;
 }

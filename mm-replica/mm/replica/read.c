@@ -34,7 +34,7 @@ void __replica_read_start(struct file *file, struct replica_read *rr)
 	rcu_read_unlock();
 	rr->file = file;
 	rr->may_create = rr->nid != NUMA_NO_NODE &&
-			 replica_node_has_room(rr->nid, 1);
+			 replica_has_room(rr->nid, current->mm, 1);
 }
 
 /* The pages of @folio that a read of @bytes at file position @pos spans. */
@@ -47,6 +47,23 @@ static unsigned long replica_read_pages(struct folio *folio, loff_t pos,
 	if (end <= pos)
 		return 0;
 	return ((end - 1) >> PAGE_SHIFT) - (pos >> PAGE_SHIFT) + 1;
+}
+
+/*
+ * Whether a page that a read of @bytes at file position @pos copies from
+ * @replica is poisoned: memory failure marks the page, not the folio, and
+ * drops the replica only after that.
+ */
+static bool replica_read_poisoned(struct folio *replica, loff_t pos,
+				  size_t bytes)
+{
+	unsigned long first = (pos - folio_pos(replica)) >> PAGE_SHIFT;
+	unsigned long i, nr = replica_read_pages(replica, pos, bytes);
+
+	for (i = first; i < first + nr; i++)
+		if (PageHWPoison(folio_page(replica, i)))
+			return true;
+	return false;
 }
 
 struct folio *__replica_read_folio(struct folio *original, loff_t pos,
@@ -76,7 +93,7 @@ struct folio *__replica_read_folio(struct folio *original, loff_t pos,
 		if (folio_trylock(replica)) {
 			if (replica_current_copy(tree, replica, rr->nid,
 						 original) &&
-			    !folio_test_hwpoison(replica)) {
+			    !replica_read_poisoned(replica, pos, bytes)) {
 				replica_note_use(replica, REPLICA_KIND_READ |
 							  REPLICA_USED);
 				folio_unlock(replica);
@@ -102,7 +119,8 @@ struct folio *__replica_read_folio(struct folio *original, loff_t pos,
 	if (original->mapping == mapping &&
 	    replica_original_ok(original, mapping) &&
 	    (!folio_test_large(original) ||
-	     replica_node_has_room(rr->nid, folio_nr_pages(original)))) {
+	     replica_has_room(rr->nid, current->mm,
+			      folio_nr_pages(original)))) {
 		req.vma = NULL;
 		req.file = rr->file;
 		req.index = original->index;

@@ -45,6 +45,13 @@ static enum lru_status replica_isolate(struct list_head *item,
 				     &replica_info(replica)->use) & REPLICA_USED)
 		return LRU_ROTATE;
 	/*
+	 * Memory pressure leaves what an mlocked mapping maps alone, as it
+	 * does page cache: its task would fault on it.  A policy switch
+	 * drops it all the same.
+	 */
+	if (isolate->second_chance && folio_test_mlocked(replica))
+		return LRU_ROTATE;
+	/*
 	 * A replica being mapped, made or collapsed, or whose original is
 	 * being mapped or read in, is busy.  The shrinker leaves it where it
 	 * is; a policy switch, walking each list once, moves it and those it

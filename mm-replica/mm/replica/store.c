@@ -36,6 +36,7 @@
 
 #include <linux/fs.h>
 #include <linux/list_lru.h>
+#include <linux/log2.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -66,11 +67,68 @@ struct kmem_cache *replica_info_cache;
 atomic_long_t replica_count = ATOMIC_LONG_INIT(0);
 
 /*
- * Whether @nid takes a new replica of @nr pages: above its high watermark
- * once it is made, so that a replica never pushes a node towards reclaim,
- * and under its cap.
+ * Whether @nid has a free block for a replica of @nr pages: a large one is
+ * made from a free block of its order or not at all (no compaction for a
+ * copy).
  */
-bool replica_node_has_room(int nid, long nr)
+static bool replica_node_has_block(pg_data_t *pgdat, long nr)
+{
+	unsigned int order = ilog2(nr), o;
+	int z;
+
+	if (!order)
+		return true;
+	for (z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (!managed_zone(zone))
+			continue;
+		for (o = order; o < NR_PAGE_ORDERS; o++)
+			/* A hint, as for compaction's suitability checks. */
+			if (data_race(zone->free_area[o].nr_free))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the memory cgroup that a replica made for @mm is charged to
+ * takes @nr more pages: a replica is charged without reclaim, so a cgroup
+ * at its limit (or under an ancestor at its limit) gets none.
+ */
+static bool replica_memcg_has_room(struct mm_struct *mm, long nr)
+{
+#ifdef CONFIG_MEMCG
+	struct mem_cgroup *memcg, *iter;
+	bool room = true;
+
+	if (mem_cgroup_disabled())
+		return true;
+	memcg = get_mem_cgroup_from_mm(mm);
+	for (iter = memcg; iter && !mem_cgroup_is_root(iter);
+	     iter = parent_mem_cgroup(iter)) {
+		if (page_counter_read(&iter->memory) + nr >
+		    READ_ONCE(iter->memory.max)) {
+			room = false;
+			break;
+		}
+	}
+	mem_cgroup_put(memcg);
+	return room;
+#else
+	return true;
+#endif
+}
+
+/*
+ * Whether @nid takes a new replica of @nr pages made for @mm (NULL: for
+ * the current task's read(2)): above the node's high watermark once it is
+ * made, so that a replica never pushes a node towards reclaim, under the
+ * node's cap, within the charging cgroup's limit, and with a free block
+ * of its size.  Those who would ask for a replica per page when none can
+ * be made (fault-around) ask this first.
+ */
+bool replica_has_room(int nid, struct mm_struct *mm, long nr)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
 	unsigned long free = 0, high = 0, managed = 0;
@@ -88,8 +146,11 @@ bool replica_node_has_room(int nid, long nr)
 	}
 	if (free <= high + nr)
 		return false;
-	return (node_page_state(pgdat, NR_REPLICA_PAGES) + nr) * 100 <=
-		(u64)managed * max_percent;
+	if ((node_page_state(pgdat, NR_REPLICA_PAGES) + nr) * 100 >
+	    (u64)managed * max_percent)
+		return false;
+	return replica_node_has_block(pgdat, nr) &&
+	       replica_memcg_has_room(mm, nr);
 }
 
 struct replica_tree *replica_tree_get(struct address_space *mapping)
@@ -200,6 +261,13 @@ void replica_release(struct folio *replica)
 			    replica->mapping;
 
 	replica->mapping = NULL;
+	/*
+	 * From now on it is a page like any other that somebody still holds:
+	 * pfn walkers (memory offlining, compaction) must not take it for a
+	 * replica they can drop, nor wait for it to go, if it never does (a
+	 * poisoned one, which memory failure keeps).
+	 */
+	folio_clear_replica(replica);
 	folio_unlock(replica);
 	if (likely(copies_cache))
 		replica_free(replica);

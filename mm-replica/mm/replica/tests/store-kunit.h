@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * KUnit tests of the replica store: read counts, making a replica, the
- * checks that refuse one, collapsing a range, releasing a mapping, and
- * the grace period of a replica whose original left the page cache.
+ * checks that refuse one, collapsing a range, releasing a mapping, soft
+ * offlining a page of a large replica, reading around a poisoned page of
+ * one, and the grace period of a replica whose original left the page
+ * cache.
  *
  * Included at the end of store.c, so that they reach its static functions.
  * The mapping is a bare inode that is in no filesystem and no page cache;
@@ -280,6 +282,40 @@ static void replica_store_release_frees_all(struct kunit *test)
 }
 
 /*
+ * A large page-cache folio of order 2 at @index, filled with @fill, and
+ * its replica on st->nid, unlocked and referenced, in *@replica.
+ */
+static struct folio *store_make_large(struct kunit *test, pgoff_t index,
+				      int fill, struct folio **replica)
+{
+	struct replica_store_test *st = test->priv;
+	struct replica_request req = {
+		.index = index,
+		.nid = st->nid,
+		.kinds = REPLICA_KIND_READ,
+	};
+	struct replica_tree *tree;
+	struct folio *original;
+
+	original = folio_alloc(GFP_KERNEL, 2);
+	KUNIT_ASSERT_NOT_NULL(test, original);
+	memset(folio_address(original), fill, folio_size(original));
+	folio_mark_uptodate(original);
+	original->mapping = store_mapping(st);
+	original->index = index;
+	tree = replica_tree_get(store_mapping(st));
+	KUNIT_ASSERT_NOT_NULL(test, tree);
+	folio_lock(original);
+	*replica = replica_create(tree, original, &req,
+				  rcu_access_pointer(replica_current),
+				  REPLICA_TIER_FIRST);
+	folio_unlock(original);
+	KUNIT_ASSERT_NOT_NULL(test, *replica);
+	folio_unlock(*replica);
+	return original;
+}
+
+/*
  * A large original gets a replica of its order, found at every index it
  * covers, and a collapse of any of them removes it whole.
  */
@@ -287,30 +323,10 @@ static void replica_store_large_replica(struct kunit *test)
 {
 	struct replica_store_test *st = test->priv;
 	struct address_space *mapping = store_mapping(st);
-	struct replica_request req = {
-		.index = 16,
-		.nid = st->nid,
-		.kinds = REPLICA_KIND_READ,
-	};
 	struct folio *original, *replica;
-	struct replica_tree *tree;
 	pgoff_t i;
 
-	original = folio_alloc(GFP_KERNEL, 2);
-	KUNIT_ASSERT_NOT_NULL(test, original);
-	memset(folio_address(original), 0xb0, folio_size(original));
-	folio_mark_uptodate(original);
-	original->mapping = mapping;
-	original->index = 16;
-	tree = replica_tree_get(mapping);
-	KUNIT_ASSERT_NOT_NULL(test, tree);
-	folio_lock(original);
-	replica = replica_create(tree, original, &req,
-				 rcu_access_pointer(replica_current),
-				 REPLICA_TIER_FIRST);
-	folio_unlock(original);
-	KUNIT_ASSERT_NOT_NULL(test, replica);
-	folio_unlock(replica);
+	original = store_make_large(test, 16, 0xb0, &replica);
 
 	KUNIT_EXPECT_EQ(test, 2U, folio_order(replica));
 	KUNIT_EXPECT_EQ(test, 0, memcmp(folio_address(replica),
@@ -331,6 +347,90 @@ static void replica_store_large_replica(struct kunit *test)
 	original->mapping = NULL;
 	folio_put(original);
 }
+
+/*
+ * read(2) never copies a poisoned page of a large replica, which memory
+ * failure marks before it drops the replica, and reads its other pages.
+ */
+static void replica_store_read_skips_poisoned_page(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct address_space *mapping = store_mapping(st);
+	struct file file = { .f_mapping = mapping };
+	struct replica_read rr = {
+		.nid = st->nid,
+		.file = &file,
+	};
+	struct folio *original, *replica, *read;
+	struct page *poisoned;
+
+	original = store_make_large(test, 48, 0xd0, &replica);
+	if (folio_nid(original) == st->nid) {
+		replica_collapse_range(mapping, 48, 48);
+		folio_put(replica);
+		original->mapping = NULL;
+		folio_put(original);
+		kunit_skip(test, "one memory node: replicas live where the page cache does");
+	}
+	poisoned = folio_page(replica, 2);
+	SetPageHWPoison(poisoned);
+
+	read = __replica_read_folio(original, folio_pos(original) +
+				    2 * PAGE_SIZE + 10, 100, &rr);
+	KUNIT_EXPECT_NULL(test, read);
+	if (read)
+		folio_put(read);
+	read = __replica_read_folio(original, folio_pos(original), 100, &rr);
+	KUNIT_EXPECT_PTR_EQ(test, replica, read);
+	if (read)
+		folio_put(read);
+
+	/* Never really poisoned: free it as it was. */
+	ClearPageHWPoison(poisoned);
+	replica_collapse_range(mapping, 48, 48);
+	folio_put(replica);
+	original->mapping = NULL;
+	folio_put(original);
+}
+
+/*
+ * Soft offlining a page of a large replica (MADV_SOFT_OFFLINE, or rasdaemon
+ * on corrected errors) drops the replica, and the page, poisoned, stays out
+ * of the buddy allocator: no free block covers it afterwards.
+ */
+#ifdef CONFIG_MEMORY_FAILURE
+static void replica_store_soft_offline_large(struct kunit *test)
+{
+	struct folio *original, *replica;
+	struct page *page;
+
+	original = store_make_large(test, 32, 0xc0, &replica);
+	/* Only the store holds it now, as for a replica nobody maps. */
+	page = folio_page(replica, 1);
+	folio_put(replica);
+
+	KUNIT_EXPECT_EQ(test, 0, soft_offline_page(page_to_pfn(page), 0));
+	KUNIT_EXPECT_NULL(test, store_lookup(test, 33));
+	/* Freed pages wait on per-CPU lists before they are buddies. */
+	drain_all_pages(page_zone(page));
+	KUNIT_EXPECT_TRUE(test, PageHWPoison(page));
+	KUNIT_EXPECT_FALSE(test, is_free_buddy_page(page));
+	KUNIT_EXPECT_EQ(test, 1, page_ref_count(page));
+	/*
+	 * Software poison: give the page back, or it stays out of every
+	 * later allocation, a CMA area's whole range included.
+	 */
+	if (PageHWPoison(page))
+		KUNIT_EXPECT_EQ(test, 0, unpoison_memory(page_to_pfn(page)));
+	original->mapping = NULL;
+	folio_put(original);
+}
+#else
+static void replica_store_soft_offline_large(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_MEMORY_FAILURE");
+}
+#endif
 
 /*
  * Fault-around reads what the store holds under the lock of the page-cache
@@ -381,6 +481,8 @@ static struct kunit_case replica_store_test_cases[] = {
 	KUNIT_CASE(replica_store_collapses_range),
 	KUNIT_CASE(replica_store_release_frees_all),
 	KUNIT_CASE(replica_store_large_replica),
+	KUNIT_CASE(replica_store_soft_offline_large),
+	KUNIT_CASE(replica_store_read_skips_poisoned_page),
 	KUNIT_CASE(replica_store_stale_copy_outlives_readers),
 	{}
 };
