@@ -326,6 +326,7 @@ TEST_F(order, replicas_all_used_again_still_give_way_at_once)
  */
 TEST_F(order, mlocked_replicas_stay)
 {
+	long long reclaim0;
 	struct holder h[2];
 	long objects[2];
 	int left[2], i;
@@ -333,8 +334,11 @@ TEST_F(order, mlocked_replicas_stay)
 	ASSERT_EQ(0, policy_set("private"));
 	replicate_both(_metadata, self->cgroup, self->count, self->fd,
 		       HOLD_MLOCK, 0, h, objects);
+	reclaim0 = vmstat_read("replica_reclaim");
 	ASSERT_EQ(0, shrinker_scan(self->scan, self->cgroup, 1,
 				   objects[0] + objects[1]));
+	TH_LOG("the shrinker took %lld pages of replicas",
+	       vmstat_read("replica_reclaim") - reclaim0);
 	ASSERT_EQ(0, write_text_file("/proc/sys/vm/compact_memory", "1"));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, holder_finish(&h[i]));

@@ -520,7 +520,7 @@ static inline int replica_referenced(struct folio *folio, int is_locked,
 }
 
 bool replica_evict(struct folio *replica, bool may_wait);
-bool replica_evict_page(struct page *page, bool may_wait);
+bool replica_evict_page(struct page *page, bool may_wait, bool keep_mlocked);
 enum mf_result replica_memory_failure(struct folio *replica);
 
 /**
@@ -728,7 +728,8 @@ static inline bool replica_evict(struct folio *replica, bool may_wait)
 	return false;
 }
 
-static inline bool replica_evict_page(struct page *page, bool may_wait)
+static inline bool replica_evict_page(struct page *page, bool may_wait,
+				      bool keep_mlocked)
 {
 	return false;
 }

@@ -156,6 +156,7 @@ static inline void replica_inject_drop_delay(void) { }
 extern struct list_lru replica_lru[REPLICA_NR_TIERS];
 
 void replica_drop_kinds(unsigned int keep_kinds);
+bool replica_mlocked(struct folio *replica);
 int replica_reclaim_init(void);
 
 #endif /* _MM_REPLICA_INTERNAL_H */

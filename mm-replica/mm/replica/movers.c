@@ -87,7 +87,7 @@ bool __replica_free_copies(struct folio *original, bool may_wait,
 		 * copy another original, one memory failure took out of the
 		 * page cache: not ours to drop.
 		 */
-		if (keep_mlocked && folio_test_mlocked(replica)) {
+		if (keep_mlocked && replica_mlocked(replica)) {
 			all_gone = false;
 			folio_unlock(replica);
 		} else if (replica_current_copy(tree, replica, nid, original)) {
@@ -182,20 +182,32 @@ bool replica_evict(struct folio *replica, bool may_wait)
  * @page: a page that a pfn walker (compaction, alloc_contig_range()) found
  *	with no reference on it
  * @may_wait: sleep for busy locks
+ * @keep_mlocked: keep it if an mlocked mapping maps it (compaction, which
+ *	leaves mlocked page cache alone, as its task must not fault)
  *
  * Return: true if @page held a replica that this call took out of the
  * store and unmapped; the page is free once other references are gone.
  */
-bool replica_evict_page(struct page *page, bool may_wait)
+bool replica_evict_page(struct page *page, bool may_wait, bool keep_mlocked)
 {
 	struct folio *folio = page_folio(page);
-	bool evicted = false;
+	bool evicted = false, keep = false;
 
 	if (!folio_try_get(folio))
 		return false;
 	/* Freed and used again meanwhile: then it is not ours to drop. */
-	if (page_folio(page) == folio && folio_test_replica(folio))
+	if (page_folio(page) != folio || !folio_test_replica(folio))
+		goto put;
+	/* Under its lock, a replica with a mapping is in the store. */
+	if (keep_mlocked) {
+		if (!folio_trylock(folio))
+			goto put;
+		keep = folio->mapping && replica_mlocked(folio);
+		folio_unlock(folio);
+	}
+	if (!keep)
 		evicted = replica_evict(folio, may_wait);
+put:
 	folio_put(folio);
 	return evicted;
 }

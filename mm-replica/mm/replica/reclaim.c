@@ -79,12 +79,49 @@ busy:
 	return isolate->second_chance ? LRU_SKIP : LRU_ROTATE;
 }
 
+/**
+ * replica_mlocked - whether an mlocked mapping may map a replica
+ * @replica: a locked replica in the store
+ *
+ * mlock() leaves unmarked a large folio whose page table entries it
+ * cannot take in one batch, so the flag alone misses some: a mapped
+ * replica of a range that an mlocked mapping covers counts as mlocked.
+ *
+ * Return: true if @replica is mlocked, or mapped while an mlocked
+ * mapping covers its range (or the file's rmap is busy).
+ */
+bool replica_mlocked(struct folio *replica)
+{
+	struct address_space *mapping = replica->mapping;
+	struct vm_area_struct *vma;
+	bool locked = false;
+
+	if (folio_test_mlocked(replica))
+		return true;
+	if (!folio_mapped(replica))
+		return false;
+	/* Busy: rather keep it, as reclaim keeps a folio it cannot check. */
+	if (!i_mmap_trylock_read(mapping))
+		return true;
+	vma_interval_tree_foreach(vma, &mapping->i_mmap, replica->index,
+				  folio_next_index(replica) - 1) {
+		if (vma->vm_flags & VM_LOCKED) {
+			locked = true;
+			break;
+		}
+	}
+	i_mmap_unlock_read(mapping);
+	return locked;
+}
+
 /*
  * Unmap and release the replicas isolated from the LRU, locked with their
- * originals.  Returns how many replicas were released; reclaim and the
- * counters are told how many pages.
+ * originals, but for those that mlocked mappings map if @keep_mlocked,
+ * which go back on the list.  Returns how many replicas were released;
+ * reclaim and the counters are told how many pages.
  */
-static unsigned long replica_dispose(struct list_head *dispose)
+static unsigned long replica_dispose(struct list_head *dispose,
+				     bool keep_mlocked)
 {
 	struct folio *replica, *next;
 	unsigned long released = 0, replicas = 0;
@@ -95,6 +132,14 @@ static unsigned long replica_dispose(struct list_head *dispose)
 		struct folio *original = replica_info(replica)->original;
 
 		list_del_init(&replica->lru);
+		if (keep_mlocked && replica_mlocked(replica)) {
+			list_lru_add(&replica_lru[replica_info(replica)->tier],
+				     &replica->lru, folio_nid(replica),
+				     folio_memcg(replica));
+			folio_unlock(original);
+			folio_unlock(replica);
+			continue;
+		}
 		replica_unlink(READ_ONCE(mapping->i_replicas), replica, false);
 		folio_unlock(original);
 		replica_unmap(replica);
@@ -152,7 +197,7 @@ static unsigned long replica_shrink_scan(struct shrinker *shrinker,
 
 			list_lru_walk_one(lru, sc->nid, sc->memcg,
 					  replica_isolate, &isolate, &walk);
-			freed += replica_dispose(&isolate.dispose);
+			freed += replica_dispose(&isolate.dispose, true);
 			/* A walk that stopped early took all it could. */
 			if (walk)
 				break;
@@ -178,7 +223,7 @@ static void replica_drop_list(struct list_lru *lru, int nid,
 
 		list_lru_walk_one(lru, nid, memcg, replica_isolate, isolate,
 				  &walk);
-		replica_dispose(&isolate->dispose);
+		replica_dispose(&isolate->dispose, false);
 		cond_resched();
 		/* A walk that stopped early found the list shorter. */
 		if (walk)
