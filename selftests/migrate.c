@@ -139,15 +139,15 @@ static void check_bytes_after_move(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, run_on_node(0, reader_sees, &arg));
 }
 
-/* move_pages(2) of the NPAGES mapped at @p to node 1. */
-static long move_to_node1(unsigned char *p, int *status)
+/* move_pages(2) of the NPAGES mapped at @p to @node. */
+static long move_all_to(unsigned char *p, int node, int *status)
 {
 	int nodes[NPAGES], i;
 	void *pages[NPAGES];
 
 	for (i = 0; i < NPAGES; i++) {
 		pages[i] = p + i * PAGE_SIZE_4K;
-		nodes[i] = 1;
+		nodes[i] = node;
 	}
 	return sys_move_pages(0, NPAGES, pages, nodes, status, MPOL_MF_MOVE);
 }
@@ -172,7 +172,7 @@ static long move_without_replicas(const char *policy, int *status)
 	if (fd >= 0 && !cache_file_on_node(fd, 0)) {
 		p = map_file(fd);
 		if (p != MAP_FAILED) {
-			ret = move_to_node1(p, status);
+			ret = move_all_to(p, 1, status);
 			munmap(p, LEN);
 		}
 	}
@@ -203,7 +203,7 @@ TEST_F(migrate, move_pages_moves_a_replicated_original)
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, page_nodes(p, NPAGES, status));
 	ASSERT_EQ(NPAGES, count_on_node(status, NPAGES, 0));
-	ret = move_to_node1(p, status);
+	ret = move_all_to(p, 1, status);
 	TH_LOG("move_pages: %ld, %zu pages on node 1, status[0] %d (none: %zu on node 1)",
 	       ret, count_on_node(status, NPAGES, 1), status[0],
 	       count_on_node(none_status, NPAGES, 1));
@@ -251,8 +251,7 @@ struct move_arg {
 static int move_own_replicas(void *arg)
 {
 	const struct move_arg *a = arg;
-	int nodes[NPAGES], status[NPAGES], i;
-	void *pages[NPAGES];
+	int status[NPAGES];
 	unsigned char *p;
 
 	p = map_file(a->fd);
@@ -267,11 +266,7 @@ static int move_own_replicas(void *arg)
 		fprintf(stderr, "mbind: %s\n", strerror(errno));
 		return 4;
 	}
-	for (i = 0; i < NPAGES; i++) {
-		pages[i] = p + i * PAGE_SIZE_4K;
-		nodes[i] = 0;
-	}
-	if (sys_move_pages(0, NPAGES, pages, nodes, status, MPOL_MF_MOVE))
+	if (move_all_to(p, 0, status))
 		return 5;
 	/* -EBUSY or -EACCES: the replica was taken for the page. */
 	if (count_on_node(status, NPAGES, 0) != NPAGES) {
@@ -312,8 +307,7 @@ TEST_F(migrate, mbind_of_a_replica_moves_its_original)
  */
 static int move_shared_replicas(void *arg)
 {
-	int nodes[NPAGES], status[NPAGES], i;
-	void *pages[NPAGES];
+	int status[NPAGES];
 	unsigned char *p;
 
 	p = map_file(*(int *)arg);
@@ -322,11 +316,7 @@ static int move_shared_replicas(void *arg)
 	if (page_nodes(p, NPAGES, status) ||
 	    count_on_node(status, NPAGES, 1) != NPAGES)
 		return 3;
-	for (i = 0; i < NPAGES; i++) {
-		pages[i] = p + i * PAGE_SIZE_4K;
-		nodes[i] = 1;
-	}
-	if (sys_move_pages(0, NPAGES, pages, nodes, status, MPOL_MF_MOVE))
+	if (move_all_to(p, 1, status))
 		return 4;
 	if (count_on_node(status, NPAGES, -EACCES) != NPAGES) {
 		fprintf(stderr, "move_pages status[0] %d\n", status[0]);

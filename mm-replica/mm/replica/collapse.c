@@ -39,10 +39,8 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 		xa_for_each_range(&tree->nodes[nid], index, replica, first,
 				  last) {
 			cond_resched();
-			/* Read counts go with the cache they counted. */
 			if (xa_is_value(replica)) {
-				xa_cmpxchg(&tree->nodes[nid], index, replica,
-					   NULL, 0);
+				replica_forget_reads(tree, nid, index, replica);
 				continue;
 			}
 			replica = replica_find_get(tree, nid, index);

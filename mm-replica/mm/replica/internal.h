@@ -120,6 +120,16 @@ static inline bool replica_current_copy(struct replica_tree *tree,
 	       folio_nr_pages(replica) == folio_nr_pages(original);
 }
 
+/*
+ * Forget the read count @entry that the store of @nid holds at @index,
+ * unless it changed meanwhile: counts go with the page cache they count.
+ */
+static inline void replica_forget_reads(struct replica_tree *tree, int nid,
+					pgoff_t index, void *entry)
+{
+	xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
+}
+
 bool replica_has_room(int nid, struct mm_struct *mm, long nr);
 struct replica_tree *replica_tree_get(struct address_space *mapping);
 struct folio *replica_find_get(struct replica_tree *tree, int nid,

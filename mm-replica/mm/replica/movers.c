@@ -60,14 +60,9 @@ bool __replica_free_copies(struct folio *original, bool may_wait,
 
 		if (!entry)
 			continue;
-		/*
-		 * A read count goes with the page it counted: the next page
-		 * cached here is read afresh, and counts never outnumber the
-		 * cached pages.
-		 */
+		/* The next page cached here is read afresh. */
 		if (xa_is_value(entry)) {
-			xa_cmpxchg(&tree->nodes[nid], original->index, entry,
-				   NULL, 0);
+			replica_forget_reads(tree, nid, original->index, entry);
 			continue;
 		}
 		replica = replica_find_get(tree, nid, original->index);

@@ -528,7 +528,7 @@ static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
 	struct folio *replica;
 
 	if (xa_is_value(entry)) {
-		xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
+		replica_forget_reads(tree, nid, index, entry);
 		return NULL;
 	}
 	replica = replica_find_get(tree, nid, index);
