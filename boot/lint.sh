@@ -9,15 +9,17 @@ repo=$(cd "$2" && pwd)
 
 # checkpatch validates SPDX tags with scripts/spdxcheck.py, which needs the
 # kernel's scripts/ and LICENSES/ in a git work tree: a sparse clone of the
-# pristine tree's index (a few MB) serves.  Debian's python3 has the ply and
-# git modules that boot/deps.sh installs.
+# pristine tree's index (a few MB) serves.  Its include/ lets --strict learn
+# the kernel's own CamelCase names (__SetPageMovable()), as in a full tree.
+# Debian's python3 has the ply and git modules that boot/deps.sh installs.
 export PATH=/usr/bin:$PATH
 root=$cache/lint-root
 pristine=$(git --git-dir="$cache/pristine.git" rev-parse HEAD)
-if [ "$(git -C "$root" rev-parse HEAD 2>/dev/null)" != "$pristine" ]; then
+if [ "$(git -C "$root" rev-parse HEAD 2>/dev/null)" != "$pristine" ] ||
+   [ ! -d "$root/include/linux" ]; then
 	rm -rf "$root"
 	git clone -q --shared --no-checkout "$cache/pristine.git" "$root"
-	git -C "$root" sparse-checkout set scripts LICENSES
+	git -C "$root" sparse-checkout set scripts LICENSES include
 	git -C "$root" checkout -q "$pristine"
 	# checkpatch's test for the top of a kernel tree
 	mkdir -p "$root"/{Documentation,arch,include,drivers,fs,init,ipc,kernel,lib}
@@ -25,17 +27,21 @@ fi
 tree=$root
 
 cd "$repo"
-checkpatch=("$tree/scripts/checkpatch.pl" --root="$tree" --strict
-	    --no-summary --quiet --show-types --color=never)
+# Run from the tree, whose git index lists the include/ files that --strict
+# reads CamelCase names from (and where it caches them), on absolute paths.
+checkpatch() {
+	(cd "$tree" && "$tree/scripts/checkpatch.pl" --root="$tree" --strict \
+		--no-summary --quiet --show-types --color=never "$@")
+}
 
 fail=0
 n=0
 patches=$(grep -v -e '^#' -e '^$' mm-replica/series 2>/dev/null || true)
 for p in $patches; do
 	n=$((n + 1))
-	# An absolute path: checkpatch takes a relative path git tracks for a
-	# source file, not a patch.
-	"${checkpatch[@]}" "$repo/mm-replica/$p" || fail=1
+	# An absolute path: checkpatch would take a relative path git tracks
+	# for a source file, not a patch.
+	checkpatch "$repo/mm-replica/$p" || fail=1
 done
 
 # All of our change as one patch, with new files at their kernel-tree
@@ -67,7 +73,7 @@ trap 'rm -rf "$whole"' EXIT
 	echo
 	cat "$whole/body"
 } > "$whole/all.patch"
-"${checkpatch[@]}" "$whole/all.patch" || fail=1
+checkpatch "$whole/all.patch" || fail=1
 
 newfiles=$(boot/newfiles.sh . | cut -d' ' -f1)
 for f in $newfiles; do

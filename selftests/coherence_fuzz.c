@@ -9,11 +9,12 @@
  * up, fallocate(2) hole punching and zero-range, stores through a
  * MAP_SHARED mapping with msync(2), and stores through a shared mapping
  * whose descriptor was closed before mprotect(2) made it writable.  Other
- * operations drop the caches, switch the replication policy, and patch and
- * exec a copy of this program whose executable marker must read as
- * patched.  After each operation, a reader on each node, holding a
- * MAP_PRIVATE PROT_EXEC mapping opted in with MADV_REPLICATE, compares its
- * mapping and a pread(2) of the whole file with the model.
+ * operations drop the caches, compact memory (which moves replicas and
+ * page cache), switch the replication policy, and patch and exec a copy of
+ * this program whose executable marker must read as patched.  After each
+ * operation, a reader on each node, holding a MAP_PRIVATE PROT_EXEC
+ * mapping opted in with MADV_REPLICATE, compares its mapping and a
+ * pread(2) of the whole file with the model.
  *
  *   coherence_fuzz [-n OPS] [-s SEED]      (or SEED=... in the environment)
  *
@@ -395,6 +396,7 @@ enum op {
 	OP_MMAP_CLOSED_FD,
 	OP_EXEC,
 	OP_DROP_CACHES,
+	OP_COMPACT,
 	OP_POLICY,
 	NR_OPS,
 };
@@ -402,7 +404,7 @@ enum op {
 static const char *const op_names[NR_OPS] = {
 	"pwrite", "O_DIRECT write", "ftruncate", "punch hole", "zero range",
 	"MAP_SHARED store", "store after close and mprotect", "exec",
-	"drop_caches", "policy switch",
+	"drop_caches", "compact_memory", "policy switch",
 };
 
 /* Pick a range of the file for a write: [off, off + len) within FILE_MAX. */
@@ -491,6 +493,8 @@ static int do_op(enum op op)
 		return op_exec();
 	case OP_DROP_CACHES:
 		return drop_all_caches();
+	case OP_COMPACT:
+		return write_text_file("/proc/sys/vm/compact_memory", "1");
 	case OP_POLICY:
 		return policy_set(policies[random_below(nr_policies)]);
 	default:

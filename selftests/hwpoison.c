@@ -183,15 +183,58 @@ TEST_F(hwpoison, read_never_copies_from_a_poisoned_replica)
 	EXPECT_EQ(0, ret);
 }
 
+/* /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h) */
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+#define KPF_HWPOISON		19
+
+static unsigned long long page_frame_flags(unsigned long long pfn)
+{
+	unsigned long long flags = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd >= 0) {
+		if (pread(fd, &flags, sizeof(flags), pfn * sizeof(flags)) !=
+		    sizeof(flags))
+			flags = 0;
+		close(fd);
+	}
+	return flags;
+}
+
+/*
+ * A small replica is migrated, as a movable page, within its node; a large
+ * one, which cannot be split, is dropped.  The page read afterwards is a
+ * replica on node 1 either way.
+ */
 static int soft_offline_replica_job(void *arg)
 {
+	const unsigned long long compound = 1ULL << KPF_COMPOUND_HEAD |
+					    1ULL << KPF_COMPOUND_TAIL;
+	const char *counter;
 	unsigned long long pfn;
+	long long before;
 	unsigned char *p;
+	int ret, node;
 
 	p = map_replicas(*(int *)arg, &pfn);
 	if (!p)
 		return 2;
-	return poison_and_read_on(p, MADV_SOFT_OFFLINE, pfn);
+	counter = page_frame_flags(pfn) & compound ? "replica_evict" :
+						     "replica_migrate";
+	before = vmstat_read(counter);
+	ret = poison_and_read_on(p, MADV_SOFT_OFFLINE, pfn);
+	if (ret)
+		return ret;
+	if (page_nodes(p, 1, &node) || node != 1) {
+		fprintf(stderr, "the page read is on node %d\n", node);
+		return 3;
+	}
+	if (vmstat_read(counter) <= before) {
+		fprintf(stderr, "%s did not grow\n", counter);
+		return 4;
+	}
+	return 0;
 }
 
 TEST_F(hwpoison, soft_offline_of_a_mapped_replica)
@@ -363,24 +406,6 @@ TEST_F(hwpoison, refault_after_memory_failure_on_four_nodes)
 	EXPECT_EQ(0, fault_page0_on(self->fd, 2));
 	EXPECT_EQ(0, holder_finish(&on1));
 	EXPECT_EQ(0, holder_finish(&on2));
-}
-
-/* /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h) */
-#define KPF_COMPOUND_TAIL	16
-#define KPF_HWPOISON		19
-
-static unsigned long long page_frame_flags(unsigned long long pfn)
-{
-	unsigned long long flags = 0;
-	int fd = open("/proc/kpageflags", O_RDONLY);
-
-	if (fd >= 0) {
-		if (pread(fd, &flags, sizeof(flags), pfn * sizeof(flags)) !=
-		    sizeof(flags))
-			flags = 0;
-		close(fd);
-	}
-	return flags;
 }
 
 /* A job's exit status when the file is not cached in large folios. */

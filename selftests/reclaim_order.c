@@ -26,6 +26,7 @@
 #include "replica_util.h"
 
 #define NPAGES	256
+#define COMPACT_UNEVICTABLE	"/proc/sys/vm/compact_unevictable_allowed"
 
 FIXTURE(order) {
 	char prev_policy[32];
@@ -34,6 +35,7 @@ FIXTURE(order) {
 	char count[256];
 	char path[2][64];
 	int fd[2];
+	char compact_unevictable[16];	/* to restore, if a test set it */
 };
 
 /* The scan file of the replica shrinker in debugfs, in @path. */
@@ -152,6 +154,8 @@ FIXTURE_TEARDOWN(order)
 	}
 	if (self->cgroup[0])
 		cgroup_remove(self->cgroup);
+	if (self->compact_unevictable[0])
+		write_text_file(COMPACT_UNEVICTABLE, self->compact_unevictable);
 	if (self->prev_policy[0])
 		policy_set(self->prev_policy);
 }
@@ -320,26 +324,37 @@ TEST_F(order, replicas_all_used_again_still_give_way_at_once)
 
 /*
  * Replicas that an mlocked mapping maps are not given back under memory
- * pressure, nor dropped by compaction, as the page cache they stand for
- * is neither reclaimed nor made to fault again: a task that locked its
- * text takes no fault on it.  The other replicas go as before.
+ * pressure, as the page cache they stand for is not reclaimed; and where
+ * compaction must leave mlocked memory alone (compact_unevictable_allowed
+ * 0, the PREEMPT_RT default), it does not move them either, proactive
+ * compaction included: a task that locked its text takes no fault on it.
+ * The other replicas go as before.
  */
 TEST_F(order, mlocked_replicas_stay)
 {
-	long long reclaim0;
+	long long reclaim0, evict0, migrate0;
 	struct holder h[2];
 	long objects[2];
 	int left[2], i;
 
 	ASSERT_EQ(0, policy_set("private"));
+	ASSERT_EQ(0, read_text_file(COMPACT_UNEVICTABLE,
+				    self->compact_unevictable,
+				    sizeof(self->compact_unevictable)));
+	ASSERT_EQ(0, write_text_file(COMPACT_UNEVICTABLE, "0"));
 	replicate_both(_metadata, self->cgroup, self->count, self->fd,
 		       HOLD_MLOCK, 0, h, objects);
 	reclaim0 = vmstat_read("replica_reclaim");
+	evict0 = vmstat_read("replica_evict");
+	migrate0 = vmstat_read("replica_migrate");
 	ASSERT_EQ(0, shrinker_scan(self->scan, self->cgroup, 1,
 				   objects[0] + objects[1]));
 	TH_LOG("the shrinker took %lld pages of replicas",
 	       vmstat_read("replica_reclaim") - reclaim0);
 	ASSERT_EQ(0, write_text_file("/proc/sys/vm/compact_memory", "1"));
+	TH_LOG("replica pages dropped by movers: %lld; moved: %lld",
+	       vmstat_read("replica_evict") - evict0,
+	       vmstat_read("replica_migrate") - migrate0);
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, holder_finish(&h[i]));
 		left[i] = count_on_node(h[i].status + NPAGES, NPAGES, 1);

@@ -123,18 +123,27 @@ int replica_policy_register(struct replica_policy *policy);
 /**
  * struct replica_info - what a replica remembers, at folio->private
  * @original: the page-cache folio it copies, referenced
+ * @mapping: the file's address_space, whose rmap finds the replica's
+ *	mappings: folio->mapping holds its movable_operations
  * @use: the REPLICA_KIND_* of the requests it served, and REPLICA_USED
  *	while it has been used since reclaim last looked; atomic, since
  *	reclaim clears REPLICA_USED under no lock that the users hold
  * @maker: the mm of the task whose fault made it, NULL if read(2) did;
  *	compared, never dereferenced: the mm may be gone
  * @tier: its enum replica_tier
+ * @replica: the replica, for @rcu
+ * @rcu: frees a replica that copies a folio no longer in the page cache
+ *	after a grace period (folio->lru, where rcu_head would go, may be on
+ *	a migration list)
  */
 struct replica_info {
 	struct folio *original;
+	struct address_space *mapping;
 	atomic_long_t use;
 	const struct mm_struct *maker;
 	u8 tier;
+	struct folio *replica;
+	struct rcu_head rcu;
 };
 
 static inline struct replica_info *replica_info(struct folio *replica)
@@ -520,7 +529,6 @@ static inline int replica_referenced(struct folio *folio, int is_locked,
 }
 
 bool replica_evict(struct folio *replica, bool may_wait);
-bool replica_evict_page(struct page *page, bool may_wait, bool keep_mlocked);
 enum mf_result replica_memory_failure(struct folio *replica);
 
 /**
@@ -538,6 +546,22 @@ static inline struct folio *replica_mapped_original(struct folio *folio)
 {
 	return folio_test_replica(folio) ? replica_info(folio)->original :
 					   folio;
+}
+
+/**
+ * replica_rmap_mapping - the mapping whose rmap finds a file folio's mappings
+ * @folio: a locked folio that is not anonymous
+ *
+ * A replica is mapped at its index in the file's mappings, but its
+ * ->mapping holds its movable_operations: its info names the file.
+ *
+ * Return: the file's address_space, or NULL if @folio has none (it was
+ * truncated, or is a movable page of another kind).
+ */
+static inline struct address_space *replica_rmap_mapping(struct folio *folio)
+{
+	return folio_test_replica(folio) ? replica_info(folio)->mapping :
+					   folio_mapping(folio);
 }
 
 bool __replica_mapped_shared(struct folio *replica);
@@ -728,15 +752,14 @@ static inline bool replica_evict(struct folio *replica, bool may_wait)
 	return false;
 }
 
-static inline bool replica_evict_page(struct page *page, bool may_wait,
-				      bool keep_mlocked)
-{
-	return false;
-}
-
 static inline enum mf_result replica_memory_failure(struct folio *replica)
 {
 	return MF_IGNORED;
+}
+
+static inline struct address_space *replica_rmap_mapping(struct folio *folio)
+{
+	return folio_mapping(folio);
 }
 
 static inline struct folio *replica_mapped_original(struct folio *folio)

@@ -46,6 +46,7 @@ struct replica_tree {
 };
 
 extern struct kmem_cache *replica_info_cache;
+extern const struct movable_operations replica_movable_ops;
 extern atomic_long_t replica_count;
 
 /*

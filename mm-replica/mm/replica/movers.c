@@ -3,15 +3,13 @@
  * NUMA page-cache replication: what the rest of memory management calls
  * when it moves or frees pages.  A replica holds a reference on its
  * original, so without these migration would fail on the original and
- * reclaim could not free it; a replica is on no LRU list and has no
- * movable_operations, so compaction, memory offlining and memory failure
- * would not know what to do with it; and a long-term pin of a replica
- * would keep the bytes of the time of the pin.  A replica is a copy that
- * the next fault makes again: each of them drops it, unmapping it first.
- * Moving a replica would cost the same page copy as making it again, and a
- * replica is mapped through the file rmap (its ->mapping is the file's),
- * which non-LRU movable pages, whose ->mapping holds their
- * movable_operations, cannot be.
+ * reclaim could not free it; memory failure handles LRU pages only; and a
+ * long-term pin of a replica would keep the bytes of the time of the pin.
+ * A replica is a copy that the next fault makes again: each of them drops
+ * it, unmapping it first.  The pfn walkers that move pages (compaction,
+ * memory offlining, alloc_contig_range(), soft offlining) need nothing
+ * here: a replica is a non-LRU movable page (replica_movable_ops, in
+ * mm/replica/store.c).
  */
 
 #define pr_fmt(fmt) "replica: " fmt
@@ -158,8 +156,8 @@ int __replica_referenced(struct folio *original, int is_locked,
  * @may_wait: sleep for busy locks
  *
  * For those who find a replica by its page frame or its page table entry
- * rather than by its original: memory failure, compaction, memory
- * offlining, long-term pins.
+ * rather than by its original and cannot migrate it: memory failure, soft
+ * offlining of a large replica (which cannot be split), long-term pins.
  *
  * Return: true if this call took @replica out of the store and unmapped
  * it; it is freed once the caller's and any other reference are gone.
@@ -170,41 +168,6 @@ bool replica_evict(struct folio *replica, bool may_wait)
 		return false;
 	replica_drop(replica);
 	return true;
-}
-
-/**
- * replica_evict_page - drop the replica a page frame holds
- * @page: a page that a pfn walker (compaction, alloc_contig_range()) found
- *	with no reference on it
- * @may_wait: sleep for busy locks
- * @keep_mlocked: keep it if an mlocked mapping maps it (compaction, which
- *	leaves mlocked page cache alone, as its task must not fault)
- *
- * Return: true if @page held a replica that this call took out of the
- * store and unmapped; the page is free once other references are gone.
- */
-bool replica_evict_page(struct page *page, bool may_wait, bool keep_mlocked)
-{
-	struct folio *folio = page_folio(page);
-	bool evicted = false, keep = false;
-
-	if (!folio_try_get(folio))
-		return false;
-	/* Freed and used again meanwhile: then it is not ours to drop. */
-	if (page_folio(page) != folio || !folio_test_replica(folio))
-		goto put;
-	/* Under its lock, a replica with a mapping is in the store. */
-	if (keep_mlocked) {
-		if (!folio_trylock(folio))
-			goto put;
-		keep = folio->mapping && replica_mlocked(folio);
-		folio_unlock(folio);
-	}
-	if (!keep)
-		evicted = replica_evict(folio, may_wait);
-put:
-	folio_put(folio);
-	return evicted;
 }
 
 /**
@@ -241,7 +204,8 @@ enum mf_result replica_memory_failure(struct folio *replica)
  */
 bool __replica_mapped_shared(struct folio *replica)
 {
-	struct replica_tree *tree = READ_ONCE(replica->mapping->i_replicas);
+	struct replica_tree *tree =
+		READ_ONCE(replica_info(replica)->mapping->i_replicas);
 	struct folio *copy;
 	bool shared = false;
 	int nid;

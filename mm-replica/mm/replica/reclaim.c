@@ -92,7 +92,7 @@ busy:
  */
 bool replica_mlocked(struct folio *replica)
 {
-	struct address_space *mapping = replica->mapping;
+	struct address_space *mapping = replica_info(replica)->mapping;
 	struct vm_area_struct *vma;
 	bool locked = false;
 
@@ -128,7 +128,7 @@ static unsigned long replica_dispose(struct list_head *dispose,
 
 	list_for_each_entry_safe(replica, next, dispose, lru) {
 		/* The inode cannot go while we hold a replica of it locked. */
-		struct address_space *mapping = replica->mapping;
+		struct address_space *mapping = replica_info(replica)->mapping;
 		struct folio *original = replica_info(replica)->original;
 
 		list_del_init(&replica->lru);

@@ -3,18 +3,25 @@
  * NUMA page-cache replication: the replica store, and making, counting,
  * collapsing and releasing replicas.
  *
- * A replica is an order-0 folio, allocated on one node, holding a copy of
- * an uptodate page-cache folio (its original) of a file that nobody can
- * write.  It is never in i_pages and never on an LRU list: the store (per
- * mapping, per node, by index) owns one reference on it and it owns one
- * reference on its original, so the original stays in the page cache while
- * it has replicas (reclaim and invalidation leave it alone).  Originals that
- * must stay migratable (CMA, ZONE_MOVABLE, isolated for offlining) are not
- * replicated.  folio->mapping and folio->index are those of the original,
- * so that the file rmap finds its mappings; folio->private points at its
- * struct replica_info; folio->lru links it on the shrinker's list.  Where
- * a node has no replica of a page yet, its store may hold instead a value
- * entry counting the remote read(2)s of that page.
+ * A replica is a folio, allocated on one node, holding a copy of an
+ * uptodate page-cache folio (its original, of the same order) of a file
+ * that nobody can write.  It is never in i_pages and never on an LRU list:
+ * the store (per mapping, per node, by index) owns one reference on it and
+ * it owns one reference on its original, so the original stays in the page
+ * cache while it has replicas (reclaim and invalidation leave it alone).
+ * Originals that must stay migratable (CMA, ZONE_MOVABLE, isolated for
+ * offlining) are not replicated.
+ *
+ * A replica does not pose as page cache: it is a non-LRU movable page,
+ * whose folio->mapping holds replica_movable_ops, so the kernel's pfn
+ * walkers (compaction, memory offlining, alloc_contig_range(), soft
+ * offlining) isolate and migrate it as any other movable page; migrating
+ * it puts the new page in its place in the store.  folio->index is the
+ * original's, folio->private points at its struct replica_info, which
+ * names the file for the rmap (replica_rmap_mapping()), and folio->lru
+ * links it on the shrinker's list, unless migration has isolated it.
+ * Where a node has no replica of a page yet, its store may hold instead a
+ * value entry counting the remote read(2)s of that page.
  *
  * Whoever removes a replica from the store holds its original's folio lock
  * and its own, in that order, and keeps its own until it has unmapped and
@@ -38,6 +45,7 @@
 #include <linux/list_lru.h>
 #include <linux/log2.h>
 #include <linux/memcontrol.h>
+#include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
@@ -52,8 +60,8 @@
  * Replicas are an optimisation: take them only from the target node's free
  * memory (no reclaim, no kswapd wake-up, no warning).  They are movable
  * memory, in movable pageblocks, ZONE_MOVABLE and CMA like the page cache:
- * compaction, memory offlining and alloc_contig_range() drop the replicas
- * they meet (see mm/replica/movers.c).
+ * compaction, memory offlining and alloc_contig_range() migrate them
+ * (replica_movable_ops).
  */
 #define REPLICA_GFP	((GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | \
 			  __GFP_NORETRY | __GFP_NOWARN) & ~__GFP_RECLAIM)
@@ -203,7 +211,8 @@ repeat:
 }
 
 /*
- * Remove a locked replica from the store and, if it is there, its LRU.  The
+ * Remove a locked replica from the store and, if it is there, its LRU (not
+ * while migration has it isolated: folio->lru is migration's then).  The
  * caller holds the original's lock too, and may drop it once this returns.
  */
 void replica_unlink(struct replica_tree *tree, struct folio *replica,
@@ -217,7 +226,7 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
 
 	/* Erasing its first index erases every index a large one covers. */
 	xa_erase(&tree->nodes[nid], replica->index);
-	if (on_lru)
+	if (on_lru && !folio_test_isolated(replica))
 		list_lru_del(&replica_lru[replica_info(replica)->tier],
 			     &replica->lru, nid, folio_memcg(replica));
 	mod_node_page_state(folio_pgdat(replica), NR_REPLICA_PAGES,
@@ -225,9 +234,9 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
 	atomic_long_sub(folio_nr_pages(replica), &replica_count);
 }
 
-static void replica_free(struct folio *replica)
+static void replica_free(struct replica_info *info)
 {
-	struct replica_info *info = replica_info(replica);
+	struct folio *replica = info->replica;
 
 	replica->private = NULL;
 	folio_put(info->original);
@@ -237,16 +246,36 @@ static void replica_free(struct folio *replica)
 
 static void replica_free_rcu(struct rcu_head *head)
 {
-	replica_free(page_folio(container_of(head, struct page, rcu_head)));
+	replica_free(container_of(head, struct replica_info, rcu));
+}
+
+/* Whether @replica copies a folio that is (still) in the page cache. */
+static bool replica_copies_cache(struct folio *replica)
+{
+	struct replica_info *info = replica_info(replica);
+
+	return info->original->mapping == info->mapping;
 }
 
 /*
- * Release a locked replica that is out of the store and mapped nowhere:
- * drop its hold on the original and the store's reference.  Whoever still
- * holds a reference (a GUP pin, a TLB batch, a read(2)) frees it later.
+ * Release a locked replica that is out of the store and mapped nowhere,
+ * keeping its lock, which the caller drops: drop its hold on the original
+ * and the store's reference, on which the caller must not rely.  Whoever
+ * still holds a reference (a GUP pin, a TLB batch, a read(2), migration)
+ * frees it later.
  */
-void replica_release(struct folio *replica)
+static void replica_retire(struct folio *replica)
 {
+	struct replica_info *info = replica_info(replica);
+
+	/*
+	 * From now on it is a page like any other that somebody still holds:
+	 * isolation and migration see a movable page its owner released,
+	 * and the pfn walkers that skip poisoned pages skip one that memory
+	 * failure keeps.
+	 */
+	__ClearPageMovable(&replica->page);
+	folio_clear_replica(replica);
 	/*
 	 * Fault-around looks at what the store holds while it holds the lock
 	 * of the page-cache folio of that index, with no reference: the
@@ -255,25 +284,131 @@ void replica_release(struct folio *replica)
 	 * Only one whose original left the page cache (memory failure)
 	 * copies another: free it after a grace period, and keep its
 	 * original until then, so that no new page-cache folio can be at its
-	 * address.  folio->lru, whose place rcu_head takes, is free now.
+	 * address.
 	 */
-	bool copies_cache = replica_info(replica)->original->mapping ==
-			    replica->mapping;
-
-	replica->mapping = NULL;
-	/*
-	 * From now on it is a page like any other that somebody still holds:
-	 * pfn walkers (memory offlining, compaction) must not take it for a
-	 * replica they can drop, nor wait for it to go, if it never does (a
-	 * poisoned one, which memory failure keeps).
-	 */
-	folio_clear_replica(replica);
-	folio_unlock(replica);
-	if (likely(copies_cache))
-		replica_free(replica);
+	if (likely(replica_copies_cache(replica)))
+		replica_free(info);
 	else
-		call_rcu(&replica->page.rcu_head, replica_free_rcu);
+		call_rcu(&info->rcu, replica_free_rcu);
 }
+
+/*
+ * Release a locked replica that is out of the store and mapped nowhere,
+ * and unlock it.
+ */
+void replica_release(struct folio *replica)
+{
+	/* The store's reference may be the last: free it unlocked. */
+	folio_get(replica);
+	replica_retire(replica);
+	folio_unlock(replica);
+	folio_put(replica);
+}
+
+/*
+ * Migration (compaction, memory offlining, alloc_contig_range(), soft
+ * offlining) isolates a replica under its lock, which it holds in the store
+ * and off the shrinker's list: folio->lru is migration's until it puts the
+ * replica back or migrates it.
+ */
+static bool replica_isolate_page(struct page *page, isolate_mode_t mode)
+{
+	struct folio *replica = page_folio(page);
+	struct replica_info *info = replica_info(replica);
+
+	/* Where compaction leaves mlocked page cache alone, as on PREEMPT_RT. */
+	if (!(mode & ISOLATE_UNEVICTABLE) && replica_mlocked(replica))
+		return false;
+	list_lru_del(&replica_lru[info->tier], &replica->lru,
+		     folio_nid(replica), folio_memcg(replica));
+	return true;
+}
+
+static void replica_putback_page(struct page *page)
+{
+	struct folio *replica = page_folio(page);
+
+	/* Migration took it off its list with list_del(). */
+	INIT_LIST_HEAD(&replica->lru);
+	list_lru_add(&replica_lru[replica_info(replica)->tier], &replica->lru,
+		     folio_nid(replica), folio_memcg(replica));
+}
+
+/* Put @new in the place of @old, its copy, in the store of @nid. */
+static void replica_store_replace(struct replica_tree *tree, int nid,
+				  struct folio *old, struct folio *new)
+{
+	XA_STATE_ORDER(xas, &tree->nodes[nid], old->index, folio_order(old));
+
+	xas_lock(&xas);
+	/* An entry of the same order is there: nothing to allocate. */
+	WARN_ON_ONCE(xas_load(&xas) != old);
+	xas_store(&xas, new);
+	xas_unlock(&xas);
+}
+
+/*
+ * Migrate the isolated replica @src_page to @dst_page, both locked.  Within
+ * the node, the copy takes the replica's place: unmapped, its tasks map the
+ * new page on their next access.  A new page on another node (memory
+ * offlining moves pages off the node), an original no longer in the page
+ * cache, or a copy that meets a memory error drop the replica instead: the
+ * next fault on its node makes it again, and migration frees @dst_page.
+ */
+static int replica_migrate_page(struct page *dst_page, struct page *src_page,
+				enum migrate_mode mode)
+{
+	struct folio *dst = page_folio(dst_page), *src = page_folio(src_page);
+	struct replica_info *info = replica_info(src);
+	struct replica_tree *tree = READ_ONCE(info->mapping->i_replicas);
+	struct folio *original = info->original;
+	long nr = folio_nr_pages(src);
+	int nid = folio_nid(src);
+
+	/*
+	 * Both locks keep anybody from mapping it (fault-around holds the
+	 * original's only).  The original's comes first: do not wait for it.
+	 */
+	if (!folio_trylock(original))
+		return -EAGAIN;
+	if (folio_nid(dst) != nid || !replica_copies_cache(src) ||
+	    folio_mc_copy(dst, src)) {
+		replica_unlink(tree, src, true);
+		folio_unlock(original);
+		replica_unmap(src);
+		count_vm_events(REPLICA_EVICT, nr);
+		replica_retire(src);
+		return MIGRATEPAGE_SUCCESS;
+	}
+	replica_unmap(src);
+	folio_mark_uptodate(dst);
+	folio_set_replica(dst);
+	dst->index = src->index;
+	dst->private = info;
+	info->replica = dst;
+	__SetPageMovable(dst_page, &replica_movable_ops);
+	mem_cgroup_migrate(src, dst);
+	INIT_LIST_HEAD(&dst->lru);
+	list_lru_add(&replica_lru[info->tier], &dst->lru, nid,
+		     folio_memcg(dst));
+	/* The store's reference. */
+	folio_get(dst);
+	replica_store_replace(tree, nid, src, dst);
+	folio_unlock(original);
+
+	src->private = NULL;
+	__ClearPageMovable(src_page);
+	folio_clear_replica(src);
+	folio_put(src);
+	count_vm_events(REPLICA_MIGRATE, nr);
+	return MIGRATEPAGE_SUCCESS;
+}
+
+const struct movable_operations replica_movable_ops = {
+	.isolate_page = replica_isolate_page,
+	.migrate_page = replica_migrate_page,
+	.putback_page = replica_putback_page,
+};
 
 /* Whether a replica of @original published for @policy must go again. */
 static bool replica_refused(struct folio *original,
@@ -363,9 +498,11 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 	__folio_set_replica(replica);
 	__folio_mark_uptodate(replica);
 	INIT_LIST_HEAD(&replica->lru);
-	replica->mapping = mapping;
+	__SetPageMovable(&replica->page, &replica_movable_ops);
 	replica->index = original->index;
 	info->original = original;
+	info->mapping = mapping;
+	info->replica = replica;
 	info->tier = tier;
 	info->maker = mm;
 	atomic_long_set(&info->use, req->kinds);
@@ -460,10 +597,10 @@ bool replica_take(struct folio *replica, bool may_wait)
 		folio_lock(replica);
 	}
 	/*
-	 * Under its lock, a replica that still has its mapping is in the
-	 * store: whoever takes it out keeps the lock until it is released.
+	 * Under its lock, a replica that is still movable is in the store:
+	 * whoever takes it out keeps the lock until it is released.
 	 */
-	if (!replica->mapping)
+	if (!folio_test_movable(replica))
 		goto unlock;
 	/* Only a replica in the store (locked) is sure to have an original. */
 	original = replica_info(replica)->original;
@@ -474,12 +611,12 @@ bool replica_take(struct folio *replica, bool may_wait)
 		folio_unlock(replica);
 		folio_lock(original);
 		folio_lock(replica);
-		if (!replica->mapping) {
+		if (!folio_test_movable(replica)) {
 			folio_unlock(original);
 			goto put;
 		}
 	}
-	tree = READ_ONCE(replica->mapping->i_replicas);
+	tree = READ_ONCE(replica_info(replica)->mapping->i_replicas);
 	VM_WARN_ON_ONCE_FOLIO(!replica_in_store(tree, replica, folio_nid(replica),
 						replica->index), replica);
 	replica_unlink(tree, replica, true);
@@ -513,8 +650,9 @@ void replica_unmap(struct folio *replica)
 		try_to_unmap(replica, flags);
 	/* What the rmap walk could not unmap, the range zap does. */
 	if (folio_mapped(replica))
-		unmap_mapping_pages(replica->mapping, replica->index,
-				    folio_nr_pages(replica), false);
+		unmap_mapping_pages(replica_info(replica)->mapping,
+				    replica->index, folio_nr_pages(replica),
+				    false);
 	VM_WARN_ON_ONCE_FOLIO(folio_mapped(replica), replica);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * KUnit tests of the replica store: read counts, making a replica, the
- * checks that refuse one, collapsing a range, releasing a mapping, soft
+ * checks that refuse one, collapsing a range, releasing a mapping,
+ * migrating a replica as compaction and memory offlining do, soft
  * offlining a page of a large replica, reading around a poisoned page of
  * one, and the grace period of a replica whose original left the page
  * cache.
@@ -15,6 +16,7 @@
 #define _MM_REPLICA_STORE_KUNIT_H
 
 #include <kunit/test.h>
+#include <linux/page-isolation.h>
 
 #define STORE_TEST_PAGES	8
 
@@ -173,7 +175,11 @@ static void replica_store_copies_original(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st->nid, folio_nid(replica));
 	KUNIT_EXPECT_EQ(test, 0, memcmp(folio_address(replica),
 					folio_address(original), PAGE_SIZE));
-	KUNIT_EXPECT_PTR_EQ(test, store_mapping(st), replica->mapping);
+	/* It does not pose as page cache; the rmap still finds the file. */
+	KUNIT_EXPECT_NULL(test, folio_mapping(replica));
+	KUNIT_EXPECT_TRUE(test, __folio_test_movable(replica));
+	KUNIT_EXPECT_PTR_EQ(test, store_mapping(st),
+			    replica_rmap_mapping(replica));
 	KUNIT_EXPECT_EQ(test, 5UL, replica->index);
 	KUNIT_EXPECT_FALSE(test, folio_test_locked(replica));
 	/* The replica holds its original in the page cache. */
@@ -286,7 +292,8 @@ static void replica_store_release_frees_all(struct kunit *test)
  * its replica on st->nid, unlocked and referenced, in *@replica.
  */
 static struct folio *store_make_large(struct kunit *test, pgoff_t index,
-				      int fill, struct folio **replica)
+				      int fill, unsigned int order,
+				      struct folio **replica)
 {
 	struct replica_store_test *st = test->priv;
 	struct replica_request req = {
@@ -297,7 +304,7 @@ static struct folio *store_make_large(struct kunit *test, pgoff_t index,
 	struct replica_tree *tree;
 	struct folio *original;
 
-	original = folio_alloc(GFP_KERNEL, 2);
+	original = folio_alloc(GFP_KERNEL, order);
 	KUNIT_ASSERT_NOT_NULL(test, original);
 	memset(folio_address(original), fill, folio_size(original));
 	folio_mark_uptodate(original);
@@ -326,7 +333,7 @@ static void replica_store_large_replica(struct kunit *test)
 	struct folio *original, *replica;
 	pgoff_t i;
 
-	original = store_make_large(test, 16, 0xb0, &replica);
+	original = store_make_large(test, 16, 0xb0, 2, &replica);
 
 	KUNIT_EXPECT_EQ(test, 2U, folio_order(replica));
 	KUNIT_EXPECT_EQ(test, 0, memcmp(folio_address(replica),
@@ -364,7 +371,7 @@ static void replica_store_read_skips_poisoned_page(struct kunit *test)
 	struct folio *original, *replica, *read;
 	struct page *poisoned;
 
-	original = store_make_large(test, 48, 0xd0, &replica);
+	original = store_make_large(test, 48, 0xd0, 2, &replica);
 	if (folio_nid(original) == st->nid) {
 		replica_collapse_range(mapping, 48, 48);
 		folio_put(replica);
@@ -404,7 +411,7 @@ static void replica_store_soft_offline_large(struct kunit *test)
 	struct folio *original, *replica;
 	struct page *page;
 
-	original = store_make_large(test, 32, 0xc0, &replica);
+	original = store_make_large(test, 32, 0xc0, 2, &replica);
 	/* Only the store holds it now, as for a replica nobody maps. */
 	page = folio_page(replica, 1);
 	folio_put(replica);
@@ -429,6 +436,161 @@ static void replica_store_soft_offline_large(struct kunit *test)
 static void replica_store_soft_offline_large(struct kunit *test)
 {
 	kunit_skip(test, "no CONFIG_MEMORY_FAILURE");
+}
+#endif
+
+static struct folio *store_alloc_on(struct folio *src, unsigned long nid)
+{
+	return __folio_alloc_node(GFP_HIGHUSER_MOVABLE | __GFP_THISNODE,
+				  folio_order(src), nid);
+}
+
+/*
+ * Migrate the replica of @index to a new page on @nid as compaction (same
+ * node) or memory offlining (another node) would: isolated, then moved.
+ */
+static void store_migrate(struct kunit *test, pgoff_t index, int nid)
+{
+	struct folio *replica = store_lookup(test, index);
+	unsigned int succeeded = 0, nr;
+	LIST_HEAD(list);
+
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+	nr = folio_nr_pages(replica);
+	KUNIT_ASSERT_TRUE(test, isolate_movable_page(&replica->page,
+						     ISOLATE_UNEVICTABLE));
+	list_add(&replica->lru, &list);
+	KUNIT_EXPECT_EQ(test, 0, migrate_pages(&list, store_alloc_on, NULL, nid,
+					       MIGRATE_SYNC, MR_COMPACTION,
+					       &succeeded));
+	/* Counted in base pages. */
+	KUNIT_EXPECT_EQ(test, nr, succeeded);
+}
+
+/*
+ * Compaction and alloc_contig_range() move a replica within its node: the
+ * copy takes its place in the store, with its info and on the shrinker's
+ * list, and the old page is no replica any more.
+ */
+static void replica_store_migrates_within_its_node(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *replica, *moved;
+	struct replica_info *info;
+	long count;
+
+	replica = store_make(test, 7);
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+	info = replica_info(replica);
+	count = atomic_long_read(&replica_count);
+
+	store_migrate(test, 7, st->nid);
+	moved = store_lookup(test, 7);
+	KUNIT_ASSERT_NOT_NULL(test, moved);
+	KUNIT_EXPECT_PTR_NE(test, replica, moved);
+	KUNIT_EXPECT_EQ(test, st->nid, folio_nid(moved));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(folio_address(moved),
+					folio_address(st->originals[7]),
+					PAGE_SIZE));
+	KUNIT_EXPECT_PTR_EQ(test, info, replica_info(moved));
+	KUNIT_EXPECT_PTR_EQ(test, moved, info->replica);
+	KUNIT_EXPECT_TRUE(test, folio_test_replica(moved));
+	KUNIT_EXPECT_FALSE(test, list_empty(&moved->lru));
+	KUNIT_EXPECT_EQ(test, count, atomic_long_read(&replica_count));
+	KUNIT_EXPECT_FALSE(test, folio_test_replica(replica));
+	KUNIT_EXPECT_NULL(test, replica->private);
+	/* Ours is the last reference to the old page. */
+	KUNIT_EXPECT_EQ(test, 1, folio_ref_count(replica));
+	folio_put(replica);
+}
+
+/*
+ * Memory offlining moves pages off their node: a replica is dropped, as a
+ * copy that belongs on its node, and the next fault there makes it again.
+ */
+static void replica_store_migration_off_its_node_drops_it(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *original = st->originals[4], *replica;
+	int other = next_memory_node(st->nid), refs;
+
+	if (other >= MAX_NUMNODES)
+		other = first_memory_node;
+	if (other == st->nid)
+		kunit_skip(test, "needs 2 memory nodes");
+	refs = folio_ref_count(original);
+	replica = store_make(test, 4);
+	KUNIT_ASSERT_NOT_NULL(test, replica);
+
+	store_migrate(test, 4, other);
+	KUNIT_EXPECT_NULL(test, store_lookup(test, 4));
+	KUNIT_EXPECT_FALSE(test, folio_test_replica(replica));
+	KUNIT_EXPECT_EQ(test, st->replicas_before,
+			atomic_long_read(&replica_count));
+	/* Its hold on the original went with it. */
+	KUNIT_EXPECT_EQ(test, refs, folio_ref_count(original));
+	KUNIT_EXPECT_EQ(test, 1, folio_ref_count(replica));
+	folio_put(replica);
+}
+
+/* A large replica moves whole, found at every index it covers. */
+static void replica_store_large_replica_migrates(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *original, *replica, *moved;
+	int i;
+
+	original = store_make_large(test, 40, 0xe0, 2, &replica);
+	store_migrate(test, 40, st->nid);
+	moved = store_lookup(test, 40);
+	KUNIT_ASSERT_NOT_NULL(test, moved);
+	KUNIT_EXPECT_PTR_NE(test, replica, moved);
+	KUNIT_EXPECT_EQ(test, folio_order(original), folio_order(moved));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(folio_address(moved),
+					folio_address(original),
+					folio_size(original)));
+	for (i = 41; i < 44; i++)
+		KUNIT_EXPECT_PTR_EQ(test, moved, store_lookup(test, i));
+	folio_put(replica);
+	KUNIT_EXPECT_EQ(test, 4UL,
+			replica_collapse_range(store_mapping(st), 40, 43));
+	original->mapping = NULL;
+	folio_put(original);
+}
+
+/*
+ * Memory offlining and alloc_contig_range() isolate the pageblocks they
+ * need; one that holds a large replica is movable, as one that holds a
+ * large folio of page cache is.  The replica fills its pageblock, so that
+ * it alone is asked about.
+ */
+#ifdef CONFIG_MEMORY_ISOLATION
+static void
+replica_store_pageblock_of_a_large_replica_isolates(struct kunit *test)
+{
+	struct replica_store_test *st = test->priv;
+	struct folio *original, *replica;
+	unsigned long start;
+
+	original = store_make_large(test, 512, 0xf0, pageblock_order, &replica);
+	start = folio_pfn(replica);
+	KUNIT_ASSERT_EQ(test, (long)pageblock_nr_pages, folio_nr_pages(replica));
+	KUNIT_EXPECT_EQ(test, 0,
+			start_isolate_page_range(start,
+						 start + pageblock_nr_pages,
+						 MIGRATE_MOVABLE, 0, GFP_KERNEL));
+	undo_isolate_page_range(start, start + pageblock_nr_pages,
+				MIGRATE_MOVABLE);
+	folio_put(replica);
+	replica_collapse_range(store_mapping(st), 512, 1023);
+	original->mapping = NULL;
+	folio_put(original);
+}
+#else
+static void
+replica_store_pageblock_of_a_large_replica_isolates(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_MEMORY_ISOLATION");
 }
 #endif
 
@@ -481,6 +643,10 @@ static struct kunit_case replica_store_test_cases[] = {
 	KUNIT_CASE(replica_store_collapses_range),
 	KUNIT_CASE(replica_store_release_frees_all),
 	KUNIT_CASE(replica_store_large_replica),
+	KUNIT_CASE(replica_store_migrates_within_its_node),
+	KUNIT_CASE(replica_store_migration_off_its_node_drops_it),
+	KUNIT_CASE(replica_store_large_replica_migrates),
+	KUNIT_CASE(replica_store_pageblock_of_a_large_replica_isolates),
 	KUNIT_CASE(replica_store_soft_offline_large),
 	KUNIT_CASE(replica_store_read_skips_poisoned_page),
 	KUNIT_CASE(replica_store_stale_copy_outlives_readers),
