@@ -100,13 +100,11 @@ static long minor_faults(void)
 }
 
 /*
- * Map the file as text at a PMD-aligned address, so that its first 2 MiB
- * can be mapped by one PMD, and run through it; @pmd_faults: the faults
- * its first 2 MiB took.
+ * Map the file (@prot) at a PMD-aligned address, so that its first 2 MiB
+ * can be mapped by one PMD.
  */
-static unsigned char *map_text_aligned(int fd, long *pmd_faults)
+static unsigned char *map_aligned(int fd, int prot)
 {
-	long faults0;
 	unsigned char *area, *p;
 
 	area = mmap(NULL, LEN + PMD_SIZE_2M, PROT_NONE,
@@ -115,8 +113,21 @@ static unsigned char *map_text_aligned(int fd, long *pmd_faults)
 		return NULL;
 	p = (unsigned char *)(((unsigned long)area + PMD_SIZE_2M - 1) &
 			      ~(PMD_SIZE_2M - 1));
-	if (mmap(p, LEN, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd,
-		 0) == MAP_FAILED)
+	if (mmap(p, LEN, prot, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED)
+		return NULL;
+	return p;
+}
+
+/*
+ * Map the file as text at a PMD-aligned address and run through it;
+ * @pmd_faults: the faults its first 2 MiB took.
+ */
+static unsigned char *map_text_aligned(int fd, long *pmd_faults)
+{
+	unsigned char *p = map_aligned(fd, PROT_READ | PROT_EXEC);
+	long faults0;
+
+	if (!p)
 		return NULL;
 	faults0 = minor_faults();
 	touch_pages(p, PMD_SIZE_2M);
@@ -324,6 +335,23 @@ TEST_F(large, mbind_strict_over_a_pmd_replica)
 }
 
 /*
+ * Touch the first 2 MiB at @p; report in f->shared[0] how much of the
+ * mapping is PMD-mapped (kB), and in f->shared[1] how many of its first
+ * pages are on node 1.
+ */
+static int report_first_pmd(struct large_file *f, unsigned char *p)
+{
+	int status[PMD_PAGES];
+
+	touch_pages(p, PMD_SIZE_2M);
+	if (page_nodes(p, PMD_PAGES, status))
+		return -1;
+	f->shared[0] = file_pmd_mapped_kb(p);
+	f->shared[1] = count_on_node(status, PMD_PAGES, 1);
+	return 0;
+}
+
+/*
  * A task on node 1 that collapses its own text (MADV_COLLAPSE) gets it
  * PMD-mapped from its own node, as it would if the text had been a THP
  * already: the replica of the new THP, not the THP on node 0.
@@ -331,7 +359,6 @@ TEST_F(large, mbind_strict_over_a_pmd_replica)
 static int collapse_on_node1(void *arg)
 {
 	struct large_file *f = arg;
-	int status[PMD_PAGES];
 	unsigned char *p;
 	long faults;
 
@@ -342,11 +369,8 @@ static int collapse_on_node1(void *arg)
 		f->shared[2] = errno;
 		return errno == EINVAL ? NO_FILE_THP : 4;
 	}
-	touch_pages(p, PMD_SIZE_2M);
-	if (page_nodes(p, PMD_PAGES, status))
+	if (report_first_pmd(f, p))
 		return 5;
-	f->shared[0] = file_pmd_mapped_kb(p);
-	f->shared[1] = count_on_node(status, PMD_PAGES, 1);
 	return pattern_mismatch(p, LEN, 0, f->seed) >= 0 ? 6 : 0;
 }
 
@@ -361,6 +385,71 @@ TEST_F(large, madv_collapse_on_node1_maps_a_local_pmd)
 	TH_LOG("node 1 after its MADV_COLLAPSE: %d kB PMD-mapped, %d of %lu pages local",
 	       self->f.shared[0], self->f.shared[1], PMD_PAGES);
 	ASSERT_EQ(0, ret);
+	EXPECT_EQ(2048, self->f.shared[0]);
+	EXPECT_EQ(PMD_PAGES, self->f.shared[1]);
+}
+
+/*
+ * A task on node 1 whose page table for the range outlived the collapse of
+ * the page cache into a THP on node 0 (its mapping has an anon_vma, which
+ * keeps khugepaged from retracting the table) maps the THP's local replica
+ * page by page.  MADV_COLLAPSE over its range then maps that replica with
+ * one PMD, as it would map the THP itself without replication; the
+ * entries of a replica must not make it fail.
+ */
+static int hold_ptes_then_collapse(void *arg)
+{
+	struct large_file *f = arg;
+	unsigned char *p;
+
+	p = map_aligned(f->fd, PROT_READ | PROT_WRITE | PROT_EXEC);
+	if (!p)
+		return 2;
+	touch_pages(p, LEN);
+	/* An anon_vma, and no private page left in the range. */
+	p[0] ^= 1;
+	if (madvise(p, PAGE_SIZE_4K, MADV_DONTNEED))
+		return 3;
+	/* The test collapses the page cache on node 0 meanwhile. */
+	__atomic_store_n(&f->shared[3], 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&f->shared[3], __ATOMIC_SEQ_CST) != 2)
+		usleep(1000);
+	touch_pages(p, PMD_SIZE_2M);
+	f->shared[4] = file_pmd_mapped_kb(p);
+	f->shared[2] = madvise(p, PMD_SIZE_2M, MADV_COLLAPSE) ? errno : 0;
+	if (report_first_pmd(f, p))
+		return 4;
+	return pattern_mismatch(p, LEN, 0, f->seed) >= 0 ? 5 : 0;
+}
+
+TEST_F(large, madv_collapse_over_ptes_of_a_local_replica)
+{
+	pid_t pid;
+	int ret, status;
+
+	ASSERT_EQ(0, make_file_in(&self->f, "."));
+	self->f.shared[3] = 0;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(run_on_node(1, hold_ptes_then_collapse, &self->f));
+	while (__atomic_load_n(&self->f.shared[3], __ATOMIC_SEQ_CST) != 1) {
+		ASSERT_EQ(0, waitpid(pid, &status, WNOHANG));
+		usleep(1000);
+	}
+	ret = run_on_node(0, collapse_on_node0, &self->f);
+	__atomic_store_n(&self->f.shared[3], 2, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (ret == NO_FILE_THP)
+		SKIP(return, "MADV_COLLAPSE of text is EINVAL: no CONFIG_READ_ONLY_THP_FOR_FS");
+	ASSERT_EQ(0, ret);
+	TH_LOG("node 1: %d kB PMD-mapped, then MADV_COLLAPSE: %s",
+	       self->f.shared[4], strerror(self->f.shared[2]));
+	TH_LOG("node 1 after it: %d kB PMD-mapped, %d of %lu pages local",
+	       self->f.shared[0], self->f.shared[1], PMD_PAGES);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, self->f.shared[2]);
 	EXPECT_EQ(2048, self->f.shared[0]);
 	EXPECT_EQ(PMD_PAGES, self->f.shared[1]);
 }

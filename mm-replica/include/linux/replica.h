@@ -302,7 +302,8 @@ bool __replica_leaves_pmd(struct vm_area_struct *vma, struct folio *folio);
 /**
  * replica_leaves_pmd - whether a new PMD of page cache is left to the fault
  * @vma: the current task's mapping that MADV_COLLAPSE made @folio for
- * @folio: the page-cache THP, locked
+ * @folio: the page-cache THP, locked, or the replica of it that the range
+ *	was mapped from
  *
  * A task whose faults map local replicas gets a remote THP that it has
  * just collapsed mapped the same way: its next fault maps the THP's local
@@ -549,6 +550,31 @@ static inline struct folio *replica_mapped_original(struct folio *folio)
 }
 
 /**
+ * replica_mapped_copy - the folio a range of a page-cache folio is mapped from
+ * @folio: a page-cache folio, locked
+ * @page: what a present page table entry in its range maps, under the page
+ *	table lock
+ *
+ * khugepaged folds the entries that map the pages of a THP into one PMD;
+ * a task on another node may map them from the THP's replica, which it
+ * folds the same way.
+ *
+ * Return: the replica @page is a page of, if it is a replica of @folio;
+ * else @folio.
+ */
+static inline struct folio *replica_mapped_copy(struct folio *folio,
+						struct page *page)
+{
+	struct folio *mapped;
+
+	if (!static_branch_unlikely(&replica_active) || !page)
+		return folio;
+	mapped = page_folio(page);
+	return folio_test_replica(mapped) &&
+	       replica_info(mapped)->original == folio ? mapped : folio;
+}
+
+/**
  * replica_rmap_mapping - the mapping whose rmap finds a file folio's mappings
  * @folio: a locked folio that is not anonymous
  *
@@ -760,6 +786,12 @@ static inline enum mf_result replica_memory_failure(struct folio *replica)
 static inline struct address_space *replica_rmap_mapping(struct folio *folio)
 {
 	return folio_mapping(folio);
+}
+
+static inline struct folio *replica_mapped_copy(struct folio *folio,
+						struct page *page)
+{
+	return folio;
 }
 
 static inline struct folio *replica_mapped_original(struct folio *folio)

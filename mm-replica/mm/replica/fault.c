@@ -236,7 +236,7 @@ bool replica_vma_replicated(struct vm_area_struct *vma)
 bool __replica_leaves_pmd(struct vm_area_struct *vma, struct folio *folio)
 {
 	return folio_nid(folio) != numa_mem_id() &&
-	       !replica_writers(folio->mapping) &&
+	       !replica_writers(vma->vm_file->f_mapping) &&
 	       replica_threads_on_node(numa_mem_id()) &&
 	       replica_vma_replicated(vma);
 }

@@ -185,6 +185,17 @@ bool replica_evict(struct folio *replica, bool may_wait)
 enum mf_result replica_memory_failure(struct folio *replica)
 {
 	replica_evict(replica, true);
+	/*
+	 * Released, it keeps the type of a movable page, for a migration that
+	 * may have it isolated; memory failure keeps it for good, and memory
+	 * offlining would find it movable and wait for it to move for ever.
+	 * Unless it is isolated (then migration finishes with a page its
+	 * owner released), it is a page like any other poisoned one now.
+	 */
+	folio_lock(replica);
+	if (!folio_test_replica(replica) && !folio_test_isolated(replica))
+		replica->mapping = NULL;
+	folio_unlock(replica);
 	if (folio_ref_count(replica) > 1) {
 		pr_err("%#lx: poisoned replica still referenced by %d users\n",
 		       folio_pfn(replica), folio_ref_count(replica) - 1);

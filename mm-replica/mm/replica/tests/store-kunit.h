@@ -571,16 +571,19 @@ replica_store_pageblock_of_a_large_replica_isolates(struct kunit *test)
 	struct replica_store_test *st = test->priv;
 	struct folio *original, *replica;
 	unsigned long start;
+	int migratetype;
 
 	original = store_make_large(test, 512, 0xf0, pageblock_order, &replica);
 	start = folio_pfn(replica);
 	KUNIT_ASSERT_EQ(test, (long)pageblock_nr_pages, folio_nr_pages(replica));
+	/* As alloc_contig_range() asks: a CMA pageblock as CMA. */
+	migratetype = get_pageblock_migratetype(&replica->page);
 	KUNIT_EXPECT_EQ(test, 0,
 			start_isolate_page_range(start,
 						 start + pageblock_nr_pages,
-						 MIGRATE_MOVABLE, 0, GFP_KERNEL));
+						 migratetype, 0, GFP_KERNEL));
 	undo_isolate_page_range(start, start + pageblock_nr_pages,
-				MIGRATE_MOVABLE);
+				migratetype);
 	folio_put(replica);
 	replica_collapse_range(store_mapping(st), 512, 1023);
 	original->mapping = NULL;
