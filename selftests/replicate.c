@@ -3,15 +3,22 @@
  * A file cached on node 0 and mapped MAP_PRIVATE by a task on node 1 is
  * mapped from replicas on node 1, with the same bytes; a second task on
  * node 1 maps the same replicas; fault-around never maps a remote page
- * where a replica should be used.
+ * where a replica should be used.  A shared futex in a replicated page is
+ * the file's: a task that maps the page cache wakes a waiter on a replica.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 
 #include "../kselftest_harness.h"
 #include "replica_util.h"
@@ -164,6 +171,71 @@ TEST_F(replicate, fault_around_maps_no_remote_page)
 	TH_LOG("%d of %d replicas mapped by one fault", mapped, NPAGES);
 	ASSERT_LT(1, mapped);
 	ASSERT_EQ(0, count_on_node(self->job.status, NPAGES, 0));
+}
+
+/* Waiting on a futex in a replica: 0 once woken. */
+struct futex_job {
+	int fd;
+	int *waiting;		/* shared: set before the wait */
+};
+
+static int futex_wait_job(void *arg)
+{
+	struct futex_job *job = arg;
+	struct timespec timeout = { .tv_sec = 30 };
+	unsigned int *word, value;
+	int node;
+
+	word = mmap(NULL, PAGE_SIZE_4K, PROT_READ, MAP_PRIVATE, job->fd, 0);
+	if (word == MAP_FAILED)
+		return 2;
+	/* The read faults in the replica. */
+	value = __atomic_load_n(word, __ATOMIC_RELAXED);
+	if (page_nodes(word, 1, &node) || node != 1)
+		return 3;
+	__atomic_store_n(job->waiting, 1, __ATOMIC_SEQ_CST);
+	/* Not FUTEX_PRIVATE_FLAG: keyed by the file and the page's index. */
+	if (syscall(SYS_futex, word, FUTEX_WAIT, value, &timeout, NULL, 0)) {
+		fprintf(stderr, "FUTEX_WAIT: %s\n", strerror(errno));
+		return errno == ETIMEDOUT ? 4 : 5;
+	}
+	return 0;
+}
+
+TEST_F(replicate, shared_futex_in_a_replica_is_the_files)
+{
+	struct futex_job job = { .fd = self->fd, .waiting = self->job.status };
+	unsigned int *word;
+	int status, tries;
+	bool exited = false;
+	long woken = 0;
+	pid_t pid;
+
+	word = mmap(NULL, PAGE_SIZE_4K, PROT_READ, MAP_PRIVATE, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	*job.waiting = 0;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(run_on_node(1, futex_wait_job, &job));
+	/* Wake until the waiter is woken or gone: it may not sleep yet. */
+	for (tries = 0; tries < 2000 && !woken && !exited; tries++) {
+		exited = waitpid(pid, &status, WNOHANG) == pid;
+		if (!exited && __atomic_load_n(job.waiting, __ATOMIC_SEQ_CST))
+			woken = syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL,
+					NULL, 0);
+		usleep(10000);
+	}
+	if (!exited) {
+		if (!woken)
+			kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	}
+	TH_LOG("FUTEX_WAKE on the page cache woke %ld waiter(s) on node 1",
+	       woken);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, woken);
 }
 
 TEST_HARNESS_MAIN

@@ -505,6 +505,23 @@ static inline bool replica_free_copies(struct folio *folio, bool may_wait,
 	return __replica_free_copies(folio, may_wait, keep_mlocked);
 }
 
+/**
+ * replica_free_copies_to_split - drop every replica of a folio that must split
+ * @folio: a large page-cache folio, referenced but not locked, that memory
+ *	failure or soft offlining is about to split
+ *
+ * The replicas that mlocked mappings map keep a folio whole against other
+ * splits; a poisoned page must be split off all the same.
+ */
+static inline void replica_free_copies_to_split(struct folio *folio)
+{
+	if (!static_branch_unlikely(&replica_active))
+		return;
+	folio_lock(folio);
+	replica_free_copies(folio, true, false);
+	folio_unlock(folio);
+}
+
 int __replica_referenced(struct folio *original, int is_locked,
 			 struct mem_cgroup *memcg, unsigned long *vm_flags);
 
@@ -549,6 +566,9 @@ static inline struct folio *replica_mapped_original(struct folio *folio)
 					   folio;
 }
 
+struct folio *__replica_mapped_copy(struct folio *original,
+				    struct folio *replica);
+
 /**
  * replica_mapped_copy - the folio a range of a page-cache folio is mapped from
  * @folio: a page-cache folio, locked
@@ -557,21 +577,40 @@ static inline struct folio *replica_mapped_original(struct folio *folio)
  *
  * khugepaged folds the entries that map the pages of a THP into one PMD;
  * a task on another node may map them from the THP's replica, which it
- * folds the same way.
+ * folds the same way.  @folio's lock keeps that replica in the store.
  *
- * Return: the replica @page is a page of, if it is a replica of @folio;
- * else @folio.
+ * Return: the replica @page is a page of, if it is a replica of @folio in
+ * the store; else @folio.
  */
 static inline struct folio *replica_mapped_copy(struct folio *folio,
 						struct page *page)
 {
-	struct folio *mapped;
-
-	if (!static_branch_unlikely(&replica_active) || !page)
+	if (!static_branch_unlikely(&replica_active) || !page ||
+	    !folio_test_replica(page_folio(page)))
 		return folio;
-	mapped = page_folio(page);
-	return folio_test_replica(mapped) &&
-	       replica_info(mapped)->original == folio ? mapped : folio;
+	return __replica_mapped_copy(folio, page_folio(page));
+}
+
+struct page *__replica_page_original(struct page *page);
+
+/**
+ * replica_page_original - the page-cache page a user page stands for
+ * @page: a page get_user_pages_fast() returned, referenced
+ *
+ * Futexes of shared file mappings are keyed by the file and the page's
+ * index: a replica mapped there stands for its page-cache page.  Only a
+ * replica, or a page that was one, is both mapped in user space and a
+ * movable page.
+ *
+ * Return: @page, or in its place the page of the original at the same
+ * index, referenced; NULL, with @page put, if @page is a replica released
+ * meanwhile: look the address up again.
+ */
+static inline struct page *replica_page_original(struct page *page)
+{
+	if (likely(!__folio_test_movable(page_folio(page))))
+		return page;
+	return __replica_page_original(page);
 }
 
 /**
@@ -766,6 +805,8 @@ static inline bool replica_free_copies(struct folio *folio, bool may_wait,
 	return true;
 }
 
+static inline void replica_free_copies_to_split(struct folio *folio) { }
+
 static inline int replica_referenced(struct folio *folio, int is_locked,
 				     struct mem_cgroup *memcg,
 				     unsigned long *vm_flags)
@@ -792,6 +833,11 @@ static inline struct folio *replica_mapped_copy(struct folio *folio,
 						struct page *page)
 {
 	return folio;
+}
+
+static inline struct page *replica_page_original(struct page *page)
+{
+	return page;
 }
 
 static inline struct folio *replica_mapped_original(struct folio *folio)

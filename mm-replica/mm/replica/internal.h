@@ -48,6 +48,8 @@ struct replica_tree {
 extern struct kmem_cache *replica_info_cache;
 extern const struct movable_operations replica_movable_ops;
 extern atomic_long_t replica_count;
+/* Replicas migration has isolated: they are on no shrinker list then. */
+extern atomic_long_t replica_isolated;
 
 /*
  * Files whose page cache only changes through this kernel's writers: not
@@ -67,15 +69,17 @@ static inline bool replica_mapping_ok(struct address_space *mapping)
 
 /*
  * Originals a replica may copy, of @mapping: uptodate folios whose bytes
- * nothing but a writer changes; a large one gets a replica of its order.
- * Writeback zeroes what a shared mapping wrote past EOF in the folio that
- * ends the file, after its writer is gone: while that folio is dirty or
- * under writeback, it is not copied.
+ * nothing but a writer changes, and that hold no poisoned page, which
+ * memory failure is about to split off; a large one gets a replica of its
+ * order.  Writeback zeroes what a shared mapping wrote past EOF in the
+ * folio that ends the file, after its writer is gone: while that folio is
+ * dirty or under writeback, it is not copied.
  */
 static inline bool replica_original_ok(struct folio *original,
 				       struct address_space *mapping)
 {
-	if (!folio_test_uptodate(original))
+	if (!folio_test_uptodate(original) ||
+	    folio_contain_hwpoisoned_page(original))
 		return false;
 	if (!folio_test_dirty(original) && !folio_test_writeback(original))
 		return true;

@@ -15,6 +15,7 @@
 #define pr_fmt(fmt) "replica: " fmt
 
 #include <linux/memcontrol.h>
+#include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
@@ -185,17 +186,6 @@ bool replica_evict(struct folio *replica, bool may_wait)
 enum mf_result replica_memory_failure(struct folio *replica)
 {
 	replica_evict(replica, true);
-	/*
-	 * Released, it keeps the type of a movable page, for a migration that
-	 * may have it isolated; memory failure keeps it for good, and memory
-	 * offlining would find it movable and wait for it to move for ever.
-	 * Unless it is isolated (then migration finishes with a page its
-	 * owner released), it is a page like any other poisoned one now.
-	 */
-	folio_lock(replica);
-	if (!folio_test_replica(replica) && !folio_test_isolated(replica))
-		replica->mapping = NULL;
-	folio_unlock(replica);
 	if (folio_ref_count(replica) > 1) {
 		pr_err("%#lx: poisoned replica still referenced by %d users\n",
 		       folio_pfn(replica), folio_ref_count(replica) - 1);
@@ -232,4 +222,53 @@ bool __replica_mapped_shared(struct folio *replica)
 	}
 	rcu_read_unlock();
 	return shared;
+}
+
+/**
+ * __replica_mapped_copy - a mapped replica of a page-cache folio, if current
+ * @original: the page-cache folio, locked
+ * @replica: a replica that a page table entry in @original's range maps,
+ *	under the page table lock
+ *
+ * A replica out of the store may be mapped still, until its remover, who
+ * holds only its lock by then, unmaps it: only one in the store, which
+ * @original's lock keeps there, may be mapped anew.
+ *
+ * Return: @replica if it is the current copy of @original, else @original.
+ */
+struct folio *__replica_mapped_copy(struct folio *original,
+				    struct folio *replica)
+{
+	struct replica_tree *tree = READ_ONCE(original->mapping->i_replicas);
+
+	return tree && replica_current_copy(tree, replica, folio_nid(replica),
+					    original) ? replica : original;
+}
+
+/**
+ * __replica_page_original - the page-cache page a replica's page stands for
+ * @page: a page of a movable folio, referenced
+ *
+ * Return: the page of the replica's original at @page's index, referenced
+ * in place of @page; NULL, with @page put, if the replica was released;
+ * @page if it is no replica.
+ */
+struct page *__replica_page_original(struct page *page)
+{
+	struct folio *folio = page_folio(page), *original;
+	struct page *found = page;
+
+	folio_lock(folio);
+	/* Under its lock, a replica that is still movable is in the store. */
+	if (folio_test_movable(folio) && folio_test_replica(folio)) {
+		original = replica_info(folio)->original;
+		found = folio_page(original, folio_page_idx(folio, page));
+		folio_get(original);
+	} else if (__folio_test_movable(folio)) {
+		found = NULL;
+	}
+	folio_unlock(folio);
+	if (found != page)
+		put_page(page);
+	return found;
 }

@@ -239,8 +239,9 @@ static void replica_drop_list(struct list_lru *lru, int nid,
  * Used when the policy changes; the caller has published the new policy
  * and issued a full barrier, so that a replica made for the old policy
  * after this walk removes itself.  Returns once every replica it could
- * not take at once (a fault, a collapse or the shrinker held it) was
- * looked at again; with @keep_kinds 0, once no replica is left.
+ * not take at once (a fault, a collapse or the shrinker held it, or
+ * migration had it isolated) was looked at again; with @keep_kinds 0,
+ * once no replica is left.
  */
 void replica_drop_kinds(unsigned int keep_kinds)
 {
@@ -261,7 +262,14 @@ void replica_drop_kinds(unsigned int keep_kinds)
 								  NULL)));
 			}
 		}
-		if (keep_kinds ? !isolate.busy : !atomic_long_read(&replica_count))
+		/*
+		 * Replicas that migration has isolated are on no list: their
+		 * migration ends soon, and puts them or their copies back.
+		 */
+		if (keep_kinds && !isolate.busy &&
+		    !atomic_long_read(&replica_isolated))
+			break;
+		if (!keep_kinds && !atomic_long_read(&replica_count))
 			break;
 		/* Wait for whoever holds the last ones to let go. */
 		schedule_timeout_uninterruptible(1);

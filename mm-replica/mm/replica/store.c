@@ -73,6 +73,7 @@
 struct kmem_cache *replica_info_cache;
 /* Replicas in all stores, exactly: the node counters drift per CPU. */
 atomic_long_t replica_count = ATOMIC_LONG_INIT(0);
+atomic_long_t replica_isolated = ATOMIC_LONG_INIT(0);
 
 /*
  * Whether @nid has a free block for a replica of @nr pages: a large one is
@@ -276,6 +277,9 @@ static void replica_retire(struct folio *replica)
 	 */
 	__ClearPageMovable(&replica->page);
 	folio_clear_replica(replica);
+	/* Migration gives it up without putting it back. */
+	if (folio_test_isolated(replica))
+		atomic_long_dec(&replica_isolated);
 	/*
 	 * Fault-around looks at what the store holds while it holds the lock
 	 * of the page-cache folio of that index, with no reference: the
@@ -321,6 +325,7 @@ static bool replica_isolate_page(struct page *page, isolate_mode_t mode)
 		return false;
 	list_lru_del(&replica_lru[info->tier], &replica->lru,
 		     folio_nid(replica), folio_memcg(replica));
+	atomic_long_inc(&replica_isolated);
 	return true;
 }
 
@@ -332,6 +337,7 @@ static void replica_putback_page(struct page *page)
 	INIT_LIST_HEAD(&replica->lru);
 	list_lru_add(&replica_lru[replica_info(replica)->tier], &replica->lru,
 		     folio_nid(replica), folio_memcg(replica));
+	atomic_long_dec(&replica_isolated);
 }
 
 /* Put @new in the place of @old, its copy, in the store of @nid. */
@@ -386,6 +392,8 @@ static int replica_migrate_page(struct page *dst_page, struct page *src_page,
 	dst->index = src->index;
 	dst->private = info;
 	info->replica = dst;
+	/* A pfn walker that finds it movable finds it whole. */
+	smp_wmb();
 	__SetPageMovable(dst_page, &replica_movable_ops);
 	mem_cgroup_migrate(src, dst);
 	INIT_LIST_HEAD(&dst->lru);
@@ -399,6 +407,7 @@ static int replica_migrate_page(struct page *dst_page, struct page *src_page,
 	src->private = NULL;
 	__ClearPageMovable(src_page);
 	folio_clear_replica(src);
+	atomic_long_dec(&replica_isolated);
 	folio_put(src);
 	count_vm_events(REPLICA_MIGRATE, nr);
 	return MIGRATEPAGE_SUCCESS;
@@ -498,7 +507,6 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 	__folio_set_replica(replica);
 	__folio_mark_uptodate(replica);
 	INIT_LIST_HEAD(&replica->lru);
-	__SetPageMovable(&replica->page, &replica_movable_ops);
 	replica->index = original->index;
 	info->original = original;
 	info->mapping = mapping;
@@ -508,6 +516,12 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 	atomic_long_set(&info->use, req->kinds);
 	replica->private = info;
 	folio_get(original);
+	/*
+	 * Pfn walkers look at a movable page with no reference of ours: the
+	 * lock and the rest are visible first, and they trylock it.
+	 */
+	smp_wmb();
+	__SetPageMovable(&replica->page, &replica_movable_ops);
 
 	if (!replica_store_insert(tree, req->nid, replica)) {
 		replica_release(replica);
@@ -669,12 +683,16 @@ static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
 		replica_forget_reads(tree, nid, index, entry);
 		return NULL;
 	}
-	replica = replica_find_get(tree, nid, index);
-	if (replica && !replica_take(replica, true)) {
+	/*
+	 * One that migration moved to a new page while we waited for it left
+	 * its copy in its place: take that one.
+	 */
+	while ((replica = replica_find_get(tree, nid, index))) {
+		if (replica_take(replica, true))
+			return replica;
 		folio_put(replica);
-		replica = NULL;
 	}
-	return replica;
+	return NULL;
 }
 
 /*
