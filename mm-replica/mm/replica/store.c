@@ -259,6 +259,21 @@ static bool replica_copies_cache(struct folio *replica)
 }
 
 /*
+ * Give up the page of a locked replica out of the store.  From now on it is
+ * a page like any other that somebody still holds: isolation and migration
+ * see a movable page its owner released, and the pfn walkers that skip
+ * poisoned pages skip one that memory failure keeps.
+ */
+static void replica_disown(struct folio *replica)
+{
+	__ClearPageMovable(&replica->page);
+	folio_clear_replica(replica);
+	/* Migration gives it up without putting it back. */
+	if (folio_test_isolated(replica))
+		atomic_long_dec(&replica_isolated);
+}
+
+/*
  * Release a locked replica that is out of the store and mapped nowhere,
  * keeping its lock, which the caller drops: drop its hold on the original
  * and the store's reference, on which the caller must not rely.  Whoever
@@ -269,17 +284,7 @@ static void replica_retire(struct folio *replica)
 {
 	struct replica_info *info = replica_info(replica);
 
-	/*
-	 * From now on it is a page like any other that somebody still holds:
-	 * isolation and migration see a movable page its owner released,
-	 * and the pfn walkers that skip poisoned pages skip one that memory
-	 * failure keeps.
-	 */
-	__ClearPageMovable(&replica->page);
-	folio_clear_replica(replica);
-	/* Migration gives it up without putting it back. */
-	if (folio_test_isolated(replica))
-		atomic_long_dec(&replica_isolated);
+	replica_disown(replica);
 	/*
 	 * Fault-around looks at what the store holds while it holds the lock
 	 * of the page-cache folio of that index, with no reference: the
@@ -405,9 +410,7 @@ static int replica_migrate_page(struct page *dst_page, struct page *src_page,
 	folio_unlock(original);
 
 	src->private = NULL;
-	__ClearPageMovable(src_page);
-	folio_clear_replica(src);
-	atomic_long_dec(&replica_isolated);
+	replica_disown(src);
 	folio_put(src);
 	count_vm_events(REPLICA_MIGRATE, nr);
 	return MIGRATEPAGE_SUCCESS;
