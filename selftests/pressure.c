@@ -64,12 +64,18 @@ TEST(filling_node1_reclaims_its_replicas)
 	fd = make_test_file(path, NPAGES, 5);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, cache_file_on_node(fd, 0));
-	/* Replicas on node 1, kept mapped. */
-	ASSERT_EQ(0, holder_start(&h, fd, NPAGES, 5, 1, 0));
+	/*
+	 * Replicas on node 1, kept mapped.  The 16 MiB are out of khugepaged's
+	 * reach: its collapse of the file's originals would rightly drop the
+	 * replicas of the small folios it replaces while the test counts.
+	 */
+	ASSERT_EQ(0, holder_start(&h, fd, NPAGES, 5, 1, HOLD_NOHUGEPAGE));
 
 	replicas = node_vmstat_read(1, "nr_replica_pages");
 	TH_LOG("node 1: %lld replica pages, %ld pages free", replicas,
 	       node_free_pages(1));
+	TH_LOG("the holder's pages: %zu of %d on node 1",
+	       count_on_node(h.status, NPAGES, 1), NPAGES);
 	ASSERT_LE(NPAGES, replicas);
 	oom0 = vmstat_read("oom_kill");
 	reclaim0 = vmstat_read("replica_reclaim");
@@ -88,7 +94,8 @@ TEST(filling_node1_reclaims_its_replicas)
 	       node_vmstat_read(1, "nr_replica_pages"),
 	       vmstat_read("replica_reclaim") - reclaim0);
 	EXPECT_EQ(oom0, vmstat_read("oom_kill"));
-	EXPECT_LT(reclaim0, vmstat_read("replica_reclaim"));
+	/* At least the half above the min watermark came from replicas. */
+	EXPECT_LE(reclaim0 + NPAGES / 2, vmstat_read("replica_reclaim"));
 	EXPECT_GT(replicas, node_vmstat_read(1, "nr_replica_pages"));
 	/* Whatever reclaim took, the holder reads the right bytes. */
 	EXPECT_EQ(0, holder_finish(&h));
