@@ -15,9 +15,25 @@ import sys
 
 # i: user instruction fetches, k: kernel ones, d: data.
 KINDS = ("i", "k", "d")
-FIELDS = ("insns",) + tuple(f"{k}_{f}" for k in KINDS
-                            for f in ("l1", "l1_miss", "l2", "local",
-                                      "remote", "xfer", "unknown"))
+NC_SIZES = 3    # node cache sizes the plugin models side by side
+FIELDS = ("insns", "inval_local", "inval_remote") + tuple(
+    f"{k}_{f}" for k in KINDS
+    for f in ("l1", "l1_miss", "l2", "local", "remote", "xfer", "unknown",
+              "pf") + tuple(f"nc{w}{s}" for s in range(NC_SIZES)
+                            for w in "lr"))
+
+# What the plugin counts and leaves to the report to cost, per preset
+# (bench/numa-model/README.md gives the reasons): which node cache size
+# is the headline one (an index into the model's nc_kb), the latency of
+# a hit in it as a multiple of local memory's (the headline, then the
+# ends of the range the band sweeps), and the share of an invalidation's
+# round trip that a store waits for (a store buffer hides some or all).
+COSTING = {
+    "numaq": {"nc": 1, "nc_lat": (1.5, 1.0, 2.0)},
+    "p4": {"nc": 1, "nc_lat": (0.75, 0.5, 1.0)},
+}
+INVAL_WAIT = (1.0, 0.0, 1.0)
+CPI_BAND = (1.0, 1.5, 2.0)
 
 
 def load(path):
@@ -64,18 +80,105 @@ def measurements(marks, node=None, vcpu=False, split=False):
     return result
 
 
+def node_caches(model):
+    """The sizes (KiB) of the node caches the counts of @model have."""
+    sizes = [int(x) for x in model.get("nc_kb", "0").split(":")]
+    return [s for s in sizes if s]
+
+
+def costed(model, cpi=None, nc=None, nc_lat=None, inval=None):
+    """@model with the report's costing of what the plugin only counts:
+    @cpi, the node cache @nc (index; -1: none) hit at @nc_lat times local
+    latency, @inval the share of an invalidation a store waits for.  What
+    is not given keeps the preset's headline (COSTING)."""
+    m = dict(model)
+    cost = COSTING.get(model.get("preset"), {})
+    if cpi is not None:
+        m["cpi"] = str(cpi)
+    m.setdefault("nc", str(cost.get("nc", -1) if node_caches(model)
+                           else -1))
+    m.setdefault("nc_lat", str(cost.get("nc_lat", (1.0,))[0]))
+    m.setdefault("inval", str(INVAL_WAIT[0]))
+    if nc is not None:
+        m["nc"] = str(nc)
+    if nc_lat is not None:
+        m["nc_lat"] = str(nc_lat)
+    if inval is not None:
+        m["inval"] = str(inval)
+    return m
+
+
+def band_models(model):
+    """The costings a gain's band spans: every CPI of CPI_BAND, every
+    node cache size at both ends of its latency range, and stores that
+    wait for no invalidation or for all of it."""
+    cost = COSTING.get(model.get("preset"), {})
+    sizes = range(len(node_caches(model))) if "nc" in cost else [-1]
+    lats = cost.get("nc_lat", (1.0, 1.0, 1.0))[1:]
+    return [costed(model, cpi, nc, lat, inval)
+            for cpi in CPI_BAND for nc in sizes for lat in lats
+            for inval in INVAL_WAIT[1:]]
+
+
+def cycle_parts(model, c):
+    """The modelled cycles of counts @c under @model's latencies and
+    costing (see costed()), by part: instructions; per kind of access
+    (user ifetch i, kernel ifetch k, data d) its L2 hits, LLC hits,
+    memory accesses (those a node cache served at its latency) and
+    remote transfers of dirty lines; the waits for invalidations."""
+    m = costed(model)
+    l2, llc = int(m.get("l2_lat", 0)), int(m["llc_lat"])
+    local_lat, remote_lat = int(m["local_lat"]), int(m["remote_lat"])
+    nc = int(m["nc"])
+    hit = float(m["nc_lat"]) * local_lat
+    parts = {"insns": c["insns"] * float(m["cpi"])}
+    for k in KINDS:
+        ncl = c[f"{k}_ncl{nc}"] if nc >= 0 else 0
+        ncr = c[f"{k}_ncr{nc}"] if nc >= 0 else 0
+        parts[f"{k}_l2"] = c[f"{k}_l2"] * l2
+        parts[f"{k}_llc"] = (c[f"{k}_l1_miss"] - c[f"{k}_l2"] -
+                             c[f"{k}_local"] - c[f"{k}_remote"]) * llc
+        parts[f"{k}_mem"] = ((c[f"{k}_remote"] - c[f"{k}_xfer"] - ncr) *
+                             remote_lat +
+                             (c[f"{k}_local"] - ncl) * local_lat +
+                             (ncl + ncr) * hit)
+        parts[f"{k}_xfer"] = c[f"{k}_xfer"] * remote_lat
+    parts["inval"] = float(m["inval"]) * (c["inval_remote"] * remote_lat +
+                                          c["inval_local"] * (llc or local_lat))
+    return parts
+
+
+def cycles(model, c):
+    """Modelled cycles of counts @c (see cycle_parts())."""
+    return sum(cycle_parts(model, c).values())
+
+
+def as_local(model, c, kind):
+    """Counts @c as if the lines of @kind (i, k or d) were on every node:
+    its remote misses are local ones, which a node cache of remote lines
+    misses."""
+    c = dict(c)
+    c[f"{kind}_local"] += c[f"{kind}_remote"]
+    c[f"{kind}_remote"] = c[f"{kind}_xfer"] = 0
+    for s in range(NC_SIZES):
+        if model.get("nc_scope") == "all":
+            c[f"{kind}_ncl{s}"] += c[f"{kind}_ncr{s}"]
+        c[f"{kind}_ncr{s}"] = 0
+    return c
+
+
+def remote_excess(model, c, kind):
+    """What the remote accesses of @kind in @c cost beyond local ones:
+    the most that putting those lines on every node gives back."""
+    return cycles(model, c) - cycles(model, as_local(model, c, kind))
+
+
 def figures(model, c):
     """Derived figures of counts @c under @model's latencies."""
     local = sum(c[f"{k}_local"] for k in KINDS)
     remote = sum(c[f"{k}_remote"] for k in KINDS)
     l1_misses = sum(c[f"{k}_l1_miss"] for k in KINDS)
-    l2_hits = sum(c[f"{k}_l2"] for k in KINDS)
-    llc_hits = l1_misses - l2_hits - local - remote
-    cycles = (c["insns"] * float(model["cpi"]) +
-              l2_hits * int(model.get("l2_lat", 0)) +
-              llc_hits * int(model["llc_lat"]) +
-              local * int(model["local_lat"]) +
-              remote * int(model["remote_lat"]))
+    cyc = cycles(model, c)
 
     def pct(part, whole):
         return 100.0 * part / whole if whole else 0.0
@@ -93,8 +196,10 @@ def figures(model, c):
         "data_mem": c["d_local"] + c["d_remote"],
         "data_remote_pct": pct(c["d_remote"], c["d_local"] + c["d_remote"]),
         "remote_xfer": sum(c[f"{k}_xfer"] for k in KINDS),
-        "cycles": cycles,
-        "seconds": cycles / (int(model["mhz"]) * 1e6),
+        "invalidations_remote": c["inval_remote"],
+        "ifetch_prefetched_from_memory": c["i_pf"] + c["k_pf"],
+        "cycles": cyc,
+        "seconds": cyc / (int(model["mhz"]) * 1e6),
     }
 
 
@@ -125,7 +230,54 @@ def validate(path):
     print(f"numa-model: {lines} lines written on node 1, then read on node "
           f"0: {xfer} remote transfers of dirty lines "
           f"({'ok' if good else 'WRONG'})")
-    return ok and good
+    ok &= good
+    # The writer's stores to the lines the reader read last round: one
+    # invalidation on the other node each, after the first round.
+    writer = measurements(marks, node=1)[2]["inval_remote"]
+    good = lines * 15 / 16 * 0.99 <= writer <= lines * 1.25
+    print(f"numa-model: the writer's stores invalidated {writer} lines on "
+          f"the other node ({'ok' if good else 'WRONG'})")
+    return (ok and good and
+            validate_node_caches(model, got[0], got[1]) and
+            node_caches_within_memory(model, marks))
+
+
+def node_caches_within_memory(model, marks):
+    """A node cache serves memory accesses only: of every measurement and
+    kind, no more hits than accesses that went to memory (prefetches are
+    neither)."""
+    bad = []
+    for i, c in enumerate(measurements(marks)):
+        for k in KINDS:
+            for s in range(len(node_caches(model))):
+                if (c[f"{k}_ncl{s}"] > c[f"{k}_local"] or
+                        c[f"{k}_ncr{s}"] > c[f"{k}_remote"] - c[f"{k}_xfer"]):
+                    bad.append(f"measurement {i + 1}, {k}, cache {s}")
+    print("numa-model: node cache hits within memory accesses "
+          f"({'ok' if not bad else 'WRONG: ' + ', '.join(bad)})")
+    return not bad
+
+
+def validate_node_caches(model, local, remote):
+    """With node caches of remote lines smaller and larger than the 64 MiB
+    streamed twice (validate.sh asks for them): the larger serves both
+    passes of the remote stream (the reader filled it when it wrote the
+    buffer), the smaller almost none of them, and neither any local
+    access."""
+    sizes = node_caches(model)
+    if len(sizes) < 2 or sizes[0] >= 64 << 10 or sizes[1] <= 64 << 10 or \
+            model.get("nc_scope") != "remote":
+        print("numa-model: no node caches of 8 and 128 MiB to validate")
+        return False
+    mem = remote["d_remote"]
+    small, large = remote["d_ncr0"], remote["d_ncr1"]
+    good = (small <= 0.05 * mem and large >= 0.95 * mem and
+            local["d_ncl0"] == local["d_ncl1"] == 0)
+    print(f"numa-model: remote stream twice through node caches of "
+          f"{sizes[0] >> 10} and {sizes[1] >> 10} MiB: {small} and {large} "
+          f"of {mem} remote accesses served, {local['d_ncl1']} local ones "
+          f"({'ok' if good else 'WRONG'})")
+    return good
 
 
 def main():

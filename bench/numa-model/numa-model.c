@@ -14,7 +14,9 @@
  *   instructions * cpi + L2 hits * l2_lat + LLC hits * llc_lat
  *                      + local misses * local_lat + remote misses * remote_lat
  *
- * in cycles (L1 hits are in the base CPI).  Caches are physically tagged
+ * in cycles (L1 hits are in the base CPI).  The report adds what the
+ * counts below let it cost at any latency: hits in a node cache, and
+ * stores that invalidate copies in other caches.  Caches are physically tagged
  * and kept coherent by a directory: a store takes the line out of every
  * other vCPU's private caches and every other node's LLC, and a miss on a
  * line that another vCPU holds dirty is served from that vCPU's cache: a
@@ -35,6 +37,19 @@
  * the guest's RAM must be memory-backend-file objects: node N's file is
  * <ram>N, and /proc/self/maps says where QEMU mapped it.
  *
+ * A node cache (the NUMA-Q's remote cache on its IQ-Link board, the
+ * XceL4 cache of IBM's EXA chipsets) sits between a node's caches and
+ * memory: it keeps the lines of remote memory (scope=remote) or of all
+ * memory (scope=all) that the node fetched.  Its size was not published
+ * for every machine, so the plugin keeps up to NC_SIZES of them side by
+ * side, of different sizes, none affecting the others or the caches
+ * above (what a node cache holds never changes what the CPUs' caches
+ * hold): each counts which memory accesses it would have served.  A store
+ * takes the line out of other nodes' node caches too.
+ * With iprefetch=1, an instruction fetch that misses the L1i also brings
+ * the next line into the caches (next-line prefetch), off the clock:
+ * counted as a prefetch, not as a miss.
+ *
  * The guest marks the points to measure between with a marker instruction
  * (see marker.h); at each marker, and at exit, the plugin appends every
  * vCPU's cumulative counts to the output file.  bench/numa-model/report
@@ -49,9 +64,15 @@
  *   phys=doubled|exact how QEMU reports a data access's address (above)
  *   preset=modern|numaq|p4  cache geometry and latencies (see presets below)
  *   cpi= l2_lat= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb=
- *   l1d_kb= l1_ways= l2_kb= l2_ways= llc_kb_per_cpu= llc_ways=
+ *   l1d_kb= l1_ways= l2_kb= l2_ways= llc_kb_per_cpu= llc_kb_per_node=
+ *   llc_ways= nc_ways= iprefetch=0|1
  *                     override one figure of the preset (l2_kb=0: no
- *                     private L2; llc_kb_per_cpu=0: no shared LLC)
+ *                     private L2; llc_kb_per_cpu=0 and llc_kb_per_node=0:
+ *                     no shared LLC; llc_kb_per_node, when not 0, is the
+ *                     LLC of a node whatever its CPUs)
+ *   nc_kb=A:B:C       the sizes of the node caches kept side by side
+ *                     (KiB; at most NC_SIZES; nc_kb=0: none)
+ *   nc_scope=remote|all  what a node cache keeps
  *   kernel_text=remote|local  local: the kernel's instruction fetches are
  *                     always local, as if its text were replicated on
  *                     every node (the seed's NUMA-Q kernels did that);
@@ -82,12 +103,13 @@ PLUGIN_EXPORT int qemu_plugin_version = PLUGIN_API_VERSION;
 #define MAX_VCPUS	32	/* a bit each in a directory word */
 #define MAX_NODES	8	/* a bit each in a directory byte */
 #define MAX_RAM_MAPS	64
+#define NC_SIZES	3	/* node cache sizes modelled side by side */
 
 /*
  * The figures of a preset; where each comes from is in README.md here.
- * The last-level cache of a node is the per-core share of the real one
- * times the guest's CPUs per node, so that a guest with few CPUs per node
- * does not get a whole socket's cache to itself.
+ * The last-level cache of a node is the real socket's (llc_kb_per_node),
+ * or the per-core share of it times the guest's CPUs per node.  Node
+ * cache sizes are swept where no figure was published.
  */
 struct model {
 	const char *name;
@@ -101,6 +123,10 @@ struct model {
 	unsigned int l1i_kb, l1d_kb, l1_ways;
 	unsigned int l2_kb, l2_ways;		/* private; 0: none */
 	unsigned int llc_kb_per_cpu, llc_ways;	/* shared by a node; 0: none */
+	unsigned int llc_kb_per_node;		/* if not 0: the node's LLC */
+	unsigned int nc_kb[NC_SIZES], nc_ways;	/* node caches; 0: none */
+	bool nc_all;		/* a node cache keeps local lines too */
+	bool iprefetch;		/* next-line instruction prefetch */
 };
 
 static const struct model presets[] = {
@@ -111,30 +137,36 @@ static const struct model presets[] = {
 		.line = 64, .l1i_kb = 32, .l1d_kb = 32, .l1_ways = 8,
 		.l2_kb = 1024, .l2_ways = 16,
 		.llc_kb_per_cpu = 1408, .llc_ways = 11,
+		.llc_kb_per_node = 28 * 1408,
+		.iprefetch = true,
 	},
 	{
 		/*
 		 * NUMA-Q quads of 700 MHz Pentium III Xeon, 2 MB private
-		 * L2 each; nothing shared before memory is modelled.
+		 * L2 each, and the quad's remote cache for remote lines.
 		 */
 		.name = "numaq", .cpi = 1.0, .l2_lat = 10, .llc_lat = 0,
 		.local_lat = 126, .remote_lat = 1260, .mhz = 700,
 		.line = 32, .l1i_kb = 16, .l1d_kb = 16, .l1_ways = 4,
 		.l2_kb = 2048, .l2_ways = 4,
 		.llc_kb_per_cpu = 0, .llc_ways = 0,
+		.nc_kb = { 8 << 10, 32 << 10, 128 << 10 }, .nc_ways = 8,
+		.iprefetch = true,
 	},
 	{
 		/*
 		 * IBM x445-class nodes (EXA2 chipset) of 2 GHz Pentium 4
 		 * Xeon MP (Gallatin): a private 512 KiB L2 and 2 MiB L3 on
-		 * each chip; the chipset's node cache (XceL4) is not
-		 * modelled, its latency was not found.
+		 * each chip, and the chipset's node cache (XceL4) for all
+		 * memory.
 		 */
 		.name = "p4", .cpi = 1.0, .l2_lat = 7, .llc_lat = 14,
 		.local_lat = 530, .remote_lat = 1470, .mhz = 2000,
 		.line = 64, .l1i_kb = 16, .l1d_kb = 8, .l1_ways = 4,
 		.l2_kb = 512, .l2_ways = 8,
 		.llc_kb_per_cpu = 2048, .llc_ways = 8,
+		.nc_kb = { 16 << 10, 32 << 10, 64 << 10 }, .nc_ways = 8,
+		.nc_all = true, .iprefetch = true,
 	},
 };
 
@@ -158,6 +190,15 @@ struct counts {
 	/* Of the remote ones: lines another node's cache held dirty. */
 	uint64_t remote_xfer[NR_FETCH];
 	uint64_t unknown[NR_FETCH];	/* not RAM of any node (ROM, I/O) */
+	/* Of the memory accesses: what node cache k would have served. */
+	uint64_t nc_local[NR_FETCH][NC_SIZES], nc_remote[NR_FETCH][NC_SIZES];
+	/* Prefetches of the next instruction line that reached memory. */
+	uint64_t prefetch[NR_FETCH];
+	/*
+	 * Stores whose line other caches held: an invalidation that crosses
+	 * to another node, or stays within the node.
+	 */
+	uint64_t inval_remote, inval_local;
 };
 
 struct vcpu {
@@ -167,11 +208,13 @@ struct vcpu {
 
 struct node {
 	struct cache llc;
+	struct cache nc[NC_SIZES];
 };
 
 /*
  * The coherence directory, one entry per line of guest RAM: which vCPUs'
- * private caches and which nodes' LLCs may hold it (a superset: a bit is
+ * private caches and which nodes' LLCs and node caches may hold it (a
+ * superset: a bit is
  * cleared when the line is invalidated, not when it is evicted), and
  * which vCPU holds it dirty (vCPU + 1; 0: memory is up to date).
  */
@@ -301,27 +344,47 @@ static int dirty_elsewhere(unsigned int vcpu, uint64_t line)
 	return held ? owner_node : -1;
 }
 
-/* A store by @vcpu: every other copy of @line goes. */
-static void take_ownership(unsigned int vcpu, uint64_t line)
+/* Where a store's invalidations went. */
+enum inval { INVAL_NONE, INVAL_LOCAL, INVAL_REMOTE };
+
+/*
+ * A store by @vcpu: every other copy of @line goes.  Returns the farthest
+ * cache that really held one (the directory's bits are a superset).
+ */
+static enum inval take_ownership(unsigned int vcpu, uint64_t line)
 {
+	int home = vcpu / cpus_per_node;
 	uint32_t others = dir.sharers[line] & ~(1U << vcpu);
-	uint8_t other_nodes = dir.llc_nodes[line] &
-			      ~(1U << (vcpu / cpus_per_node));
-	int v, n;
+	uint8_t other_nodes = dir.llc_nodes[line] & ~(1U << home);
+	enum inval inval = INVAL_NONE;
+	enum inval here;
+	int v, n, k;
 
 	for (v = 0; others; v++, others >>= 1) {
 		if (!(others & 1))
 			continue;
-		cache_holds(&vcpus[v].l1i, line, true);
-		cache_holds(&vcpus[v].l1d, line, true);
-		cache_holds(&vcpus[v].l2, line, true);
+		here = v / cpus_per_node == home ? INVAL_LOCAL : INVAL_REMOTE;
+		/* No short cuts: every copy must go. */
+		if (cache_holds(&vcpus[v].l1i, line, true) |
+		    cache_holds(&vcpus[v].l1d, line, true) |
+		    cache_holds(&vcpus[v].l2, line, true))
+			inval = inval > here ? inval : here;
 	}
-	for (n = 0; other_nodes; n++, other_nodes >>= 1)
-		if (other_nodes & 1)
-			cache_holds(&nodes[n].llc, line, true);
+	for (n = 0; other_nodes; n++, other_nodes >>= 1) {
+		bool held;
+
+		if (!(other_nodes & 1))
+			continue;
+		held = cache_holds(&nodes[n].llc, line, true);
+		for (k = 0; k < NC_SIZES; k++)
+			held |= cache_holds(&nodes[n].nc[k], line, true);
+		if (held)
+			inval = INVAL_REMOTE;
+	}
 	dir.sharers[line] &= 1U << vcpu;
-	dir.llc_nodes[line] &= 1U << (vcpu / cpus_per_node);
+	dir.llc_nodes[line] &= 1U << home;
 	dir.owner[line] = vcpu + 1;
+	return inval;
 }
 
 static int gpa_node(uint64_t gpa)
@@ -344,6 +407,31 @@ static int data_node(uint64_t phys, uint64_t *line)
 		return -1;
 	*line = (phys - n * node_bytes) >> line_shift;
 	return (int)n;
+}
+
+/*
+ * A memory access of @vcpu's node to @line of node @node, remote or not:
+ * fill the node caches, and count which of them would have served it
+ * unless it is a @prefetch (which is not counted as a memory access).
+ */
+static void node_caches(struct vcpu *v, int home, enum fetch kind,
+			uint64_t line, int node, bool prefetch)
+{
+	bool remote = node != home;
+	int k;
+
+	if (!remote && !m.nc_all)
+		return;
+	dir.llc_nodes[line] |= 1U << home;
+	for (k = 0; k < NC_SIZES; k++) {
+		if (!nodes[home].nc[k].sets ||
+		    !cache_access(&nodes[home].nc[k], line) || prefetch)
+			continue;
+		if (remote)
+			v->n.nc_remote[kind][k]++;
+		else
+			v->n.nc_local[kind][k]++;
+	}
 }
 
 /*
@@ -377,10 +465,41 @@ static bool private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 	} else if (node == home ||
 		   (kind == IFETCH_KERNEL && kernel_text_local)) {
 		v->n.local_miss[kind]++;
+		node_caches(v, home, kind, line, home, false);
 	} else {
 		v->n.remote_miss[kind]++;
+		node_caches(v, home, kind, line, node, false);
 	}
 	return true;
+}
+
+/*
+ * Next-line prefetch of instruction line @line of node @node into
+ * @vcpu's caches, off the clock; a line another vCPU holds dirty is left
+ * where it is.
+ */
+static void prefetch_line(unsigned int vcpu, enum fetch kind, uint64_t line,
+			  int node)
+{
+	struct vcpu *v = &vcpus[vcpu];
+	int home = vcpu / cpus_per_node;
+
+	if (node < 0 || (dir.owner[line] && dir.owner[line] != vcpu + 1) ||
+	    cache_holds(&v->l1i, line, false))
+		return;
+	cache_access(&v->l1i, line);
+	dir.sharers[line] |= 1U << vcpu;
+	if (v->l2.sets && cache_access(&v->l2, line))
+		return;
+	if (nodes[home].llc.sets) {
+		dir.llc_nodes[line] |= 1U << home;
+		if (cache_access(&nodes[home].llc, line))
+			return;
+	}
+	v->n.prefetch[kind]++;
+	node_caches(v, home, kind, line,
+		    kind == IFETCH_KERNEL && kernel_text_local ? home : node,
+		    true);
 }
 
 /* Where an access was served, for the profile. */
@@ -410,8 +529,19 @@ static enum served access_line(unsigned int vcpu, enum fetch kind,
 			served = SERVED_MEMORY;
 	}
 	if (store && (dir.owner[line] != vcpu + 1 ||
-		      dir.sharers[line] != 1U << vcpu))
-		take_ownership(vcpu, line);
+		      dir.sharers[line] != 1U << vcpu)) {
+		enum inval inval = take_ownership(vcpu, line);
+
+		/*
+		 * A store that went to memory waited as long as the
+		 * invalidations (the directory sends them meanwhile); one
+		 * served by a cache waits for them on top.
+		 */
+		if (inval == INVAL_REMOTE && served != SERVED_MEMORY)
+			v->n.inval_remote++;
+		else if (inval == INVAL_LOCAL && served != SERVED_MEMORY)
+			v->n.inval_local++;
+	}
 	return served;
 }
 
@@ -478,12 +608,15 @@ static void tb_exec(unsigned int vcpu, void *udata)
 	if ((int)vcpu == profile_vcpu)
 		tb->profiled += tb->insns;
 	for (i = 0; i < tb->nr_lines; i++) {
-		enum served served = access_line(vcpu, tb->kind,
-						 tb->lines[i].line,
-						 tb->lines[i].node, false);
+		const struct tb_line *l = &tb->lines[i];
+		enum served served = access_line(vcpu, tb->kind, l->line,
+						 l->node, false);
 
 		if ((int)vcpu == profile_vcpu)
 			profile_access(tb, served);
+		if (m.iprefetch && served != SERVED_L1 && l->node >= 0)
+			prefetch_line(vcpu, tb->kind, l->line + 1,
+				      gpa_node((l->line + 1) << line_shift));
 	}
 }
 
@@ -517,7 +650,7 @@ static void write_counts(const char *mark, unsigned int by)
 		[IFETCH_USER] = "i", [IFETCH_KERNEL] = "k", [DATA] = "d",
 	};
 	static unsigned int seq;
-	int v, k;
+	int v, k, s;
 
 	pthread_mutex_lock(&out_lock);
 	seq++;
@@ -536,6 +669,17 @@ static void write_counts(const char *mark, unsigned int by)
 				prefix[k], c->local_miss[k], prefix[k],
 				c->remote_miss[k], prefix[k], c->remote_xfer[k],
 				prefix[k], c->unknown[k]);
+		for (k = 0; k < NR_FETCH; k++) {
+			fprintf(out, " %s_pf=%" PRIu64, prefix[k],
+				c->prefetch[k]);
+			for (s = 0; s < NC_SIZES; s++)
+				fprintf(out, " %s_ncl%d=%" PRIu64
+					" %s_ncr%d=%" PRIu64, prefix[k], s,
+					c->nc_local[k][s], prefix[k], s,
+					c->nc_remote[k][s]);
+		}
+		fprintf(out, " inval_local=%" PRIu64 " inval_remote=%" PRIu64,
+			c->inval_local, c->inval_remote);
 		fputc('\n', out);
 	}
 	fflush(out);
@@ -684,6 +828,8 @@ static int parse_arg(const char *arg)
 		{ "l2_kb", &m.l2_kb }, { "l2_ways", &m.l2_ways },
 		{ "llc_kb_per_cpu", &m.llc_kb_per_cpu },
 		{ "llc_ways", &m.llc_ways },
+		{ "llc_kb_per_node", &m.llc_kb_per_node },
+		{ "nc_ways", &m.nc_ways },
 	};
 	size_t i;
 
@@ -708,6 +854,26 @@ static int parse_arg(const char *arg)
 		if (strcmp(val, "local") && strcmp(val, "remote"))
 			return -1;
 		kernel_text_local = !strcmp(val, "local");
+	} else if (KEY("nc_scope")) {
+		if (strcmp(val, "remote") && strcmp(val, "all"))
+			return -1;
+		m.nc_all = !strcmp(val, "all");
+	} else if (KEY("iprefetch")) {
+		if (strcmp(val, "0") && strcmp(val, "1"))
+			return -1;
+		m.iprefetch = !strcmp(val, "1");
+	} else if (KEY("nc_kb")) {
+		char *end;
+
+		memset(m.nc_kb, 0, sizeof(m.nc_kb));
+		for (i = 0; i < NC_SIZES; i++) {
+			m.nc_kb[i] = strtoul(val, &end, 10);
+			if (*end != ':')
+				break;
+			val = end + 1;
+		}
+		if (*end)
+			return -1;
 	} else if (KEY("cpi")) {
 		m.cpi = strtod(val, NULL);
 	} else if (KEY("preset")) {
@@ -759,10 +925,18 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		    cache_init(&vcpus[i].l1d, m.l1d_kb, m.l1_ways, false) ||
 		    cache_init(&vcpus[i].l2, m.l2_kb, m.l2_ways, true))
 			goto bad_cache;
-	for (i = 0; i < nr_nodes; i++)
-		if (cache_init(&nodes[i].llc, m.llc_kb_per_cpu * cpus_per_node,
+	for (i = 0; i < nr_nodes; i++) {
+		int k;
+
+		if (cache_init(&nodes[i].llc, m.llc_kb_per_node ?:
+			       m.llc_kb_per_cpu * cpus_per_node,
 			       m.llc_ways, true))
 			goto bad_cache;
+		for (k = 0; k < NC_SIZES; k++)
+			if (cache_init(&nodes[i].nc[k], m.nc_kb[k], m.nc_ways,
+				       true))
+				goto bad_cache;
+	}
 	/* Untouched lines of these stay unbacked zero pages. */
 	dir.lines = ((uint64_t)nr_nodes * node_bytes) >> line_shift;
 	dir.sharers = calloc(dir.lines, sizeof(*dir.sharers));
@@ -788,10 +962,12 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_ways=%u nodes=%d cpus_per_node=%d phys=%s kernel_text=%s\n",
+	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpus_per_node=%d phys=%s kernel_text=%s\n",
 		m.name, m.cpi, m.l2_lat, m.llc_lat, m.local_lat, m.remote_lat,
 		m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
-		m.l2_ways, m.llc_kb_per_cpu, m.llc_ways, nr_nodes,
+		m.l2_ways, m.llc_kb_per_cpu, m.llc_kb_per_node, m.llc_ways,
+		m.nc_kb[0], m.nc_kb[1], m.nc_kb[2], m.nc_ways,
+		m.nc_all ? "all" : "remote", m.iprefetch, nr_nodes,
 		cpus_per_node, phys_doubled ? "doubled" : "exact",
 		kernel_text_local ? "local" : "remote");
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);

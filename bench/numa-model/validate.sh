@@ -4,8 +4,11 @@
 # 1% remote), through the other node's memory remote (at least 99%); and
 # lines that a writer on node 1 wrote last must reach a reader on node 0
 # as remote transfers of dirty lines (16 rounds of 64 KiB: at least 99%
-# of the lines read).  The profile of each measurement must add up to
-# the counts of the vCPU that marked it.
+# of the lines read), and the writer's stores invalidate the reader's
+# copies.  Two node caches of remote lines, of 8 and 128 MiB, must serve
+# none and all of the remote stream (its reader filled them when it
+# wrote the buffer).  The profile of
+# each measurement must add up to the counts of the vCPU that marked it.
 #
 # Usage: validate.sh <build-dir> <initramfs> <stage-dir> <out-dir>
 #                    <numa-model.so> <dir with the guest's stream>
@@ -17,7 +20,8 @@ rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' './stream 0 0 64' './stream 0 1 64' './stream -w 0 1 64 16' \
 	> "$out/stream.sh"
-MODEL="$plugin,out=$out/counts,profile=$out/profile" ADD="$guest" NODES=2 \
+MODEL="$plugin,out=$out/counts,profile=$out/profile,nc_kb=8192:131072,nc_ways=8,nc_scope=remote" \
+	ADD="$guest" NODES=2 \
 	"$here/../../boot/qemu.sh" run "$build" "$initrd" "$stage" \
 	"$out/guest" "$out/stream.sh" >"$out/run.log" 2>&1 ||
 	{ echo "numa-model: the validation guest failed, see $out/run.log"; exit 1; }
