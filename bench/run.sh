@@ -6,8 +6,10 @@
 #               <guest-programs-dir>
 # BENCH_RUNS="name ..." boots only those runs again (the others' results
 # stay) before the report; BENCH_TIMEOUT bounds each boot (seconds);
-# BENCH_PAIRS (default 5) is how many none/policy pairs a paired boot
-# measures of each workload; BENCH_WORKLOADS (default "sdet cc1 perl
+# BENCH_PAIRS (default 3) is how many none/policy pairs a paired boot
+# measures of each workload, BENCH_BOOTS (default 3) how many boots
+# (each with its own page allocator shuffle) measure each preset and
+# policy; BENCH_WORKLOADS (default "sdet cc1 perl
 # python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern") and
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
 # BENCH_PROFILE=1 also writes each boot's profile (numa-model's profile=)
@@ -19,7 +21,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
-pairs=${BENCH_PAIRS:-5}
+pairs=${BENCH_PAIRS:-3}
+boots=${BENCH_BOOTS:-3}
 workloads=${BENCH_WORKLOADS:-sdet cc1 perl python3 sqlite3}
 presets=${BENCH_PRESETS:-numaq p4 modern}
 policies=${BENCH_POLICIES:-text private readonly}
@@ -50,7 +53,10 @@ preset_layout() {
 # One boot: <name> <kernel flavour> <preset> <guest command> [POLICY]
 # Every boot runs deterministically: one TCG thread counting instructions
 # (boot/qemu.sh does that under MODEL), no address-space randomization,
-# no NUMA balancing moving pages between the arms of a pair, and THP only
+# no NUMA balancing moving pages between the arms of a pair, the page
+# allocator shuffled (page_alloc.shuffle=1: each boot places the pages
+# differently, which moves the figures by a few points, so that the
+# boots of a cell sample placements), and THP only
 # where madvise(2) asks for it: with "always", khugepaged collapses text
 # on its own clock, in some measured units and not in others, and the
 # units after a collapse make the large replicas again (cc1, numaq: 4314
@@ -67,7 +73,7 @@ boot() {
 	if ! env $(preset_layout "$preset") \
 	     MODEL="$plugin,out=$dir/counts,preset=$preset${BENCH_PROFILE:+,profile=$dir/profile}" \
 	     ADD="$guest" \
-	     APPEND="norandmaps numa_balancing=disable transparent_hugepage=madvise" \
+	     APPEND="norandmaps numa_balancing=disable transparent_hugepage=madvise page_alloc.shuffle=1" \
 	     POLICY=$policy TIMEOUT=${BENCH_TIMEOUT:-7200} \
 	     "$here/../boot/qemu.sh" run "$cache/build/$flavour" "$initrd" \
 	     "$stage" "$dir" "$dir/cmd.sh" >"$dir/run.log" 2>&1; then
@@ -99,13 +105,17 @@ start faults-patched bench modern "sh faults.sh" none
 start memory bench modern "sh memory.sh" none
 # Paired boots: each boots with the policy under test, as a machine would
 # run it, and compares it with none inside the boot; vanilla 6.12 runs
-# the same workloads on its own.
-for preset in $presets; do
-	start "paired-$preset-vanilla" vanilla "$preset" \
-		"sh paired.sh vanilla $pairs $workloads"
-	for policy in $policies; do
-		start "paired-$preset-$policy" bench "$preset" \
-			"sh paired.sh $policy $pairs $workloads" "$policy"
+# the same workloads on its own.  Boot b of a cell is named
+# paired-<preset>-<policy>.<b>.
+for b in $(seq "$boots"); do
+	for preset in $presets; do
+		start "paired-$preset-vanilla.$b" vanilla "$preset" \
+			"sh paired.sh vanilla $pairs $workloads"
+		for policy in $policies; do
+			start "paired-$preset-$policy.$b" bench "$preset" \
+				"sh paired.sh $policy $pairs $workloads" \
+				"$policy"
+		done
 	done
 done
 while [ $running -gt 0 ]; do

@@ -3,19 +3,22 @@
 #
 #   paired.sh <policy> <pairs> <workload>...
 #
-# For each workload: its files are cached on node 0 first (policy none,
-# every job on node 0), as a machine's shared files are wherever they
-# were first read.  Then <pairs> pairs of measurements, one under none
-# and one under <policy>, switched in sysfs, in alternating order (none
-# first in odd pairs, <policy> first in even ones).  A measurement is one
-# unit of the workload: the same jobs, one per CPU of every node, all at
-# once.  Before the policy's, the same unit runs unmeasured under it
-# until one makes no replica (up to 4 times: the read path replicates a
-# page only once it has been read often enough), so that the measurement
-# sees the policy's steady state: its replicas made
-# (switching to none frees them; none's unit follows a unit of the other
-# arm, which leaves the page cache and the dentries as warm as they get).  On a kernel without replication, <policy> is "vanilla" and
-# every measurement runs as it is.
+# For each workload: every file of every workload (./wl) is read on node
+# 0 first, under policy none, then a unit of the workload runs on node
+# 0's CPUs (which reads the system's files it uses), as a machine's
+# shared files are wherever they were first read; filenodes then checks,
+# from numa_maps, that every page of those files is on node 0.  Then
+# <pairs> pairs of measurements, one under none and one under <policy>,
+# switched in sysfs, in alternating order (none first in odd pairs,
+# <policy> first in even ones).  A measurement is one unit of the
+# workload: the same jobs, one per CPU of every node, all at once.  Each
+# arm runs the same unit unmeasured first, so that both measure warm
+# caches whatever the order; the policy's runs until one makes no replica
+# (up to 4 times: the read path replicates a page only once it has been
+# read often enough), so that the measurement sees the policy's steady
+# state (switching to none frees the replicas).  On a kernel without
+# replication, <policy> is "vanilla": one unmeasured unit, then the
+# measured one.
 #
 # The jobs start first and wait on a FIFO; the measurement begins once
 # they are all waiting and ends when the last one ends, so that starting
@@ -26,7 +29,9 @@
 #   sdet     SDET_SCRIPTS (1) short shell scripts of coreutils, gawk, sed,
 #            grep a CPU
 #   cc1      gcc's compiler proper at -O1 on one preprocessed C source a
-#            CPU (the CPUs take the sources in turn)
+#            CPU: CPU k of pair p compiles source (k + p) mod the number
+#            of sources, so that over the pairs every CPU compiles each,
+#            and both arms of a pair the same
 #   perl     PERL_RUNS (2) short perl runs a CPU (wl/bench.pl)
 #   python3  PYTHON_RUNS (2) short python3 runs a CPU (-I -S, wl/bench.py)
 #   sqlite3  SQLITE_RUNS (1) runs of aggregate, index and sort queries
@@ -91,7 +96,8 @@ job() {
 		     "bash /tmp/sdet-script; done" ;;
 	cc1)
 		set -- $(ls $wl/src/*.i | wc -l) "$2"
-		src=$(ls $wl/src/*.i | sed -n "$(($2 % $1 + 1))p")
+		src=$(ls $wl/src/*.i |
+		      sed -n "$((($2 + ${pair:-0}) % $1 + 1))p")
 		# The driver passes -fpreprocessed for a .i; without it cc1
 		# looks for headers the guest lacks and stops with an error.
 		echo "$wl/bin/cc1 -fpreprocessed -quiet -O1 $src -o /dev/null" ;;
@@ -171,14 +177,36 @@ warm() {
 	done
 }
 
+# The programs and libraries of the SDET-like script, for filenodes: the
+# programs where bash (which runs the script) finds them.
+sdet_files() {
+	{
+		bash -c 'type -P bash ls sort tail cut grep seq gawk sed tr \
+			 uniq wc md5sum date uname rm'
+		echo /lib/x86_64-linux-gnu/libc.so.6
+		echo /lib64/ld-linux-x86-64.so.2
+	} | xargs -n 1 readlink -f
+}
+
 for workload in "$@"; do
 	job "$workload" 0 > /dev/null
 	[ "$policy" = vanilla ] || set_policy none
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
+	pair=0
+	# On node 0, as the launcher is.
+	find "$wl" -type f | xargs cat > /dev/null
 	unit "$workload" "$(node_cpus 0)"
+	# A page elsewhere would make the pairs unfair: the run stops.
+	{ find "$wl" -type f; [ "$workload" != sdet ] || sdet_files; } \
+		> /tmp/paired-files
+	rc=0
+	./filenodes 0 < /tmp/paired-files > /tmp/paired-cache || rc=$?
+	sed 's/^/paired-cache: /' /tmp/paired-cache
+	[ $rc -eq 0 ] || { echo "paired: $workload's files are not all on node 0" >&2; exit 1; }
 	p=1
 	while [ $p -le "$pairs" ]; do
+		pair=$p
 		if [ "$policy" = vanilla ]; then
 			arms=vanilla
 		elif [ $((p % 2)) -eq 1 ]; then
@@ -188,7 +216,10 @@ for workload in "$@"; do
 		fi
 		for arm in $arms; do
 			set_policy "$arm"
-			[ "$arm" = none ] || warm "$workload"
+			case $arm in
+			none | vanilla) unit "$workload" ;;
+			*) warm "$workload" ;;
+			esac
 			unit "$workload" "" \
 				"paired: workload=$workload arm=$arm pair=$p"
 			awk -v made="$made_during" \
