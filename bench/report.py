@@ -248,6 +248,13 @@ def cycles(model, c, kernel_text_local=False):
     return nmreport.cycles(model, c)
 
 
+def paired_gain(model, none, policy, kernel_text_local=False):
+    """The gain of one pair, %: fixed work, so throughput goes as the
+    inverse of the cycles."""
+    return 100.0 * (cycles(model, none, kernel_text_local) /
+                    cycles(model, policy, kernel_text_local) - 1)
+
+
 def paired_boot(run_dir):
     """The model, and each measurement of a paired boot in order:
     (workload, arm, pair, counts per vCPU, replica pages, replica pages
@@ -310,12 +317,11 @@ class Cell:
         self.made = made
 
     def gains(self, kernel_text_local=False, model=None):
-        """The paired gains, %: fixed work, so throughput goes as the
-        inverse of the cycles summed over the vCPUs; costed with @model
-        (a costing of the cell's, see nmreport.costed()) if given."""
+        """The paired gains, % (of the cycles summed over the vCPUs);
+        costed with @model (a costing of the cell's, see
+        nmreport.costed()) if given."""
         model = model or self.model
-        return [100.0 * (cycles(model, n, kernel_text_local) /
-                         cycles(model, p, kernel_text_local) - 1)
+        return [paired_gain(model, n, p, kernel_text_local)
                 for n, p in self.pairs]
 
     def interval(self, kernel_text_local=False):
@@ -338,10 +344,9 @@ class Cell:
     def vcpu_gains(self):
         """The mean paired gain of each vCPU's own jobs, %."""
         vcpus = sorted(self.vcpu_pairs[0][0])
-        return {v: statistics.mean(
-                    100.0 * (cycles(self.model, n[v]) /
-                             cycles(self.model, p[v]) - 1)
-                    for n, p in self.vcpu_pairs) for v in vcpus}
+        return {v: statistics.mean(paired_gain(self.model, n[v], p[v])
+                                   for n, p in self.vcpu_pairs)
+                for v in vcpus}
 
     def band(self, kernel_text_local=False):
         """The lowest and highest mean gain over the costings of the
