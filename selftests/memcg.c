@@ -95,11 +95,26 @@ FIXTURE_TEARDOWN(memcg)
 		policy_set(self->prev_policy);
 }
 
+/* Node 1 as a replica allocation sees it, to tell why one was refused. */
+struct node1_room {
+	long free, high, free_in_order4_blocks;
+	long long alloc_fail;
+};
+
+static void node1_room_read(struct node1_room *r)
+{
+	r->free = node_free_pages(1);
+	r->high = node_zoneinfo(1, "high");
+	r->free_in_order4_blocks = node_free_in_blocks(1, 4);
+	r->alloc_fail = vmstat_read("replica_alloc_fail");
+}
+
 struct map_args {
 	int fd;
 	const char *cgroup;
 	long long *before, *after;	/* memory.current, shared */
 	int *on_node1;			/* shared */
+	struct node1_room *room;	/* before and after mapping, shared */
 };
 
 /* Join the cgroup, then map and touch the file. */
@@ -112,10 +127,12 @@ static int map_in_cgroup(void *arg)
 	if (cgroup_enter(a->cgroup))
 		return 2;
 	*a->before = cgroup_read(a->cgroup, "memory.current");
+	node1_room_read(&a->room[0]);
 	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, a->fd, 0);
 	if (p == MAP_FAILED)
 		return 3;
 	touch_pages(p, LEN);
+	node1_room_read(&a->room[1]);
 	*a->after = cgroup_read(a->cgroup, "memory.current");
 	if (page_nodes(p, NPAGES, status))
 		return 4;
@@ -131,12 +148,18 @@ TEST_F(memcg, replicas_are_charged_to_the_cgroup_that_makes_them)
 		.before = self->shared,
 		.after = self->shared + 1,
 		.on_node1 = (int *)(self->shared + 2),
+		.room = (struct node1_room *)(self->shared + 4),
 	};
+	int i;
 
 	room_on_node1_then_cache(_metadata, self->fd);
 	ASSERT_EQ(0, run_on_node(1, map_in_cgroup, &a));
 	TH_LOG("memory.current %lld -> %lld, %d of %d pages on node 1",
 	       *a.before, *a.after, *a.on_node1, NPAGES);
+	for (i = 0; i < 2; i++)
+		TH_LOG("node 1 %s: %ld free, high %ld, order>=4 %ld, alloc_fail %lld",
+		       i ? "after" : "before", a.room[i].free, a.room[i].high,
+		       a.room[i].free_in_order4_blocks, a.room[i].alloc_fail);
 	ASSERT_EQ(NPAGES, *a.on_node1);
 	/* At least the replicas; page tables and the stack come on top. */
 	ASSERT_LE(*a.before + LEN, *a.after);

@@ -34,6 +34,12 @@ static void wait_reclaim_idle(int node)
 	}
 }
 
+/* Pages that reclaim took from the LRUs, by kswapd or directly. */
+static long long lru_pages_reclaimed(void)
+{
+	return vmstat_read("pgsteal_kswapd") + vmstat_read("pgsteal_direct");
+}
+
 /* Allocate and touch *arg pages of anonymous memory, then exit. */
 static int fill_job(void *arg)
 {
@@ -49,7 +55,7 @@ static int fill_job(void *arg)
 
 TEST(filling_node1_reclaims_its_replicas)
 {
-	long long replicas, oom0, reclaim0;
+	long long replicas, oom0, reclaim0, steal0;
 	char prev[32], path[64];
 	struct holder h;
 	long fill;
@@ -79,20 +85,24 @@ TEST(filling_node1_reclaims_its_replicas)
 	ASSERT_LE(NPAGES, replicas);
 	oom0 = vmstat_read("oom_kill");
 	reclaim0 = vmstat_read("replica_reclaim");
+	steal0 = lru_pages_reclaimed();
 	wait_reclaim_idle(1);
 
 	/*
-	 * Half the replicas more than the node has above its min watermark
-	 * (well beyond what per-CPU free lists hold): the allocations must
-	 * reclaim, and the replicas go first.
+	 * Half the replicas more than the node has above its min watermark,
+	 * its per-CPU free lists included: the allocations must reclaim, and
+	 * the replicas go first.
 	 */
-	fill = node_free_pages(1) - node_zoneinfo(1, "min") + NPAGES / 2;
-	TH_LOG("filling node 1 with %ld pages", fill);
+	fill = node_free_pages(1) + node_pcp_free_pages(1) -
+	       node_zoneinfo(1, "min") + NPAGES / 2;
+	TH_LOG("filling node 1 with %ld pages (%ld of them on per-CPU lists)",
+	       fill, node_pcp_free_pages(1));
 	ASSERT_EQ(0, run_on_node(1, fill_job, &fill));
 
-	TH_LOG("after filling: %lld replica pages, %lld reclaimed",
+	TH_LOG("after filling: %lld replica pages, %lld reclaimed; %lld LRU pages reclaimed",
 	       node_vmstat_read(1, "nr_replica_pages"),
-	       vmstat_read("replica_reclaim") - reclaim0);
+	       vmstat_read("replica_reclaim") - reclaim0,
+	       lru_pages_reclaimed() - steal0);
 	EXPECT_EQ(oom0, vmstat_read("oom_kill"));
 	/* At least the half above the min watermark came from replicas. */
 	EXPECT_LE(reclaim0 + NPAGES / 2, vmstat_read("replica_reclaim"));

@@ -349,6 +349,41 @@ long node_zoneinfo(int node, const char *field)
 	return total;
 }
 
+long node_pcp_free_pages(int node)
+{
+	/* Each CPU's "count:" line under the zones' "pagesets". */
+	return node_zoneinfo(node, "count:");
+}
+
+long node_free_in_blocks(int node, unsigned int order)
+{
+	char line[512];
+	long total = 0;
+	FILE *f = fopen("/proc/buddyinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int o = 0;
+		char *pos;
+		int n, used;
+
+		if (sscanf(line, "Node %d, zone %*s%n", &n, &used) != 1 ||
+		    n != node)
+			continue;
+		for (pos = line + used; ; pos += used, o++) {
+			long blocks;
+
+			if (sscanf(pos, "%ld%n", &blocks, &used) != 1)
+				break;
+			if (o >= order)
+				total += blocks << o;
+		}
+	}
+	fclose(f);
+	return total;
+}
+
 long node_wait_room_above_high(int node, long pages, int seconds)
 {
 	long room = 0;

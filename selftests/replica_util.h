@@ -113,8 +113,20 @@ long long node_vmstat_read(int node, const char *name);
 /* Node @node's free memory in pages, from its meminfo; -1 if unknown. */
 long node_free_pages(int node);
 
+/*
+ * Node @node's free pages on the per-CPU lists, which its MemFree does
+ * not count: thousands when the lists have grown after large frees.
+ */
+long node_pcp_free_pages(int node);
+
 /* Sum of @field ("present", "managed", "min", "high") over @node's zones. */
 long node_zoneinfo(int node, const char *field);
+
+/*
+ * Free pages of node @node in free blocks of order @order or larger, from
+ * /proc/buddyinfo: what an allocation of that order can be served from.
+ */
+long node_free_in_blocks(int node, unsigned int order);
 
 /*
  * Wait up to @seconds for node @node to have @pages free above its high
