@@ -196,7 +196,8 @@ void __replica_fault(struct vm_fault *vmf)
 			       replica_large_use(replica, vma->vm_mm,
 						 req.kinds | REPLICA_USED));
 	} else if (replica_has_room(req.nid, vma->vm_mm,
-				    folio_nr_pages(original))) {
+				    folio_nr_pages(original),
+				    folio_order(original))) {
 		replica = replica_create(tree, original, &req, policy, tier);
 		if (!replica)
 			return;
@@ -339,7 +340,7 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 		return original;
 	if (ra->may_create < 0)
 		ra->may_create = replica_has_room(ra->nid, ra->mm,
-						  REPLICA_AROUND_ROOM);
+						  REPLICA_AROUND_ROOM, 0);
 	/* A replica is wanted but cannot be mapped now: let the fault decide. */
 	if (ra->may_create)
 		return NULL;
@@ -375,7 +376,7 @@ static bool replica_around_leaves_large(struct folio *original,
 
 	if (!replica_original_ok(original, original->mapping))
 		return false;
-	if (replica_has_room(ra->nid, ra->mm, nr))
+	if (replica_has_room(ra->nid, ra->mm, nr, folio_order(original)))
 		return true;
 	count_vm_events(REPLICA_ALLOC_FAIL, nr);
 	return false;

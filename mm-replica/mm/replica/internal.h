@@ -135,7 +135,8 @@ static inline void replica_forget_reads(struct replica_tree *tree, int nid,
 	xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
 }
 
-bool replica_has_room(int nid, struct mm_struct *mm, long nr);
+bool replica_has_room(int nid, struct mm_struct *mm, long nr,
+		      unsigned int order);
 struct replica_tree *replica_tree_get(struct address_space *mapping);
 struct folio *replica_find_get(struct replica_tree *tree, int nid,
 			       pgoff_t index);

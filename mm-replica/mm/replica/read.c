@@ -34,7 +34,7 @@ void __replica_read_start(struct file *file, struct replica_read *rr)
 	rcu_read_unlock();
 	rr->file = file;
 	rr->may_create = rr->nid != NUMA_NO_NODE &&
-			 replica_has_room(rr->nid, current->mm, 1);
+			 replica_has_room(rr->nid, current->mm, 1, 0);
 }
 
 /* The pages of @folio that a read of @bytes at file position @pos spans. */
@@ -120,7 +120,8 @@ struct folio *__replica_read_folio(struct folio *original, loff_t pos,
 	    replica_original_ok(original, mapping) &&
 	    (!folio_test_large(original) ||
 	     replica_has_room(rr->nid, current->mm,
-			      folio_nr_pages(original)))) {
+			      folio_nr_pages(original),
+			      folio_order(original)))) {
 		req.vma = NULL;
 		req.file = rr->file;
 		req.index = original->index;

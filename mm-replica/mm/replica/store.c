@@ -76,13 +76,13 @@ atomic_long_t replica_count = ATOMIC_LONG_INIT(0);
 atomic_long_t replica_isolated = ATOMIC_LONG_INIT(0);
 
 /*
- * Whether @nid has a free block for a replica of @nr pages: a large one is
+ * Whether @nid has a free block for a replica of @order: a large one is
  * made from a free block of its order or not at all (no compaction for a
  * copy).
  */
-static bool replica_node_has_block(pg_data_t *pgdat, long nr)
+static bool replica_node_has_block(pg_data_t *pgdat, unsigned int order)
 {
-	unsigned int order = ilog2(nr), o;
+	unsigned int o;
 	int z;
 
 	if (!order)
@@ -130,14 +130,17 @@ static bool replica_memcg_has_room(struct mm_struct *mm, long nr)
 }
 
 /*
- * Whether @nid takes a new replica of @nr pages made for @mm (NULL: for
- * the current task's read(2)): above the node's high watermark once it is
- * made, so that a replica never pushes a node towards reclaim, under the
- * node's cap, within the charging cgroup's limit, and with a free block
- * of its size.  Those who would ask for a replica per page when none can
- * be made (fault-around) ask this first.
+ * Whether @nid takes @nr pages of new replicas of @order made for @mm
+ * (NULL: for the current task's read(2)): above the node's high watermark
+ * once they are made, so that a replica never pushes a node towards
+ * reclaim, under the node's cap, within the charging cgroup's limit, and
+ * with a free block of that order.  Those who would ask for a replica per
+ * page when none can be made (fault-around) ask this first, for a
+ * window's worth of pages but single-page blocks: a fragmented node that
+ * makes each of them must not refuse the window.
  */
-bool replica_has_room(int nid, struct mm_struct *mm, long nr)
+bool replica_has_room(int nid, struct mm_struct *mm, long nr,
+		      unsigned int order)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
 	unsigned long free = 0, high = 0, managed = 0;
@@ -158,7 +161,7 @@ bool replica_has_room(int nid, struct mm_struct *mm, long nr)
 	if ((node_page_state(pgdat, NR_REPLICA_PAGES) + nr) * 100 >
 	    (u64)managed * max_percent)
 		return false;
-	return replica_node_has_block(pgdat, nr) &&
+	return replica_node_has_block(pgdat, order) &&
 	       replica_memcg_has_room(mm, nr);
 }
 
