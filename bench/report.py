@@ -458,7 +458,8 @@ def paired(out, cells, summary, f):
             "an upper bound wherever what favours replication is not "
             "modelled. *per vCPU*: each vCPU's own gain, as CPU order "
             "(node 0 first). Guests run with one TCG thread "
-            "counting instructions (`-icount shift=0,sleep=off`), "
+            "counting instructions (`-icount sleep=off`, its shift "
+            "beside each cell's turn below), "
             "`norandmaps`, NUMA balancing off, THP only on madvise(2) "
             "(khugepaged would collapse text between some units and not "
             "others). *replica pages*: after the policy's last unit; in "
@@ -590,11 +591,16 @@ def time_split_table(cells, summary, f):
             "Replication can act on user ifetch memory (and, under "
             "`private` and `readonly`, on data read from files); *remote "
             "excess* is the most it can give back: none's remote user "
-            "ifetch misses at remote less local latency.\n\n"
+            "ifetch misses at remote less local latency. *turn*: "
+            "instructions a vCPU ran at a stretch under none, as QEMU's "
+            "one TCG thread takes the vCPUs in turn (`-icount shift`, "
+            "beside it, sets how long: bench/numa-model/README.md); "
+            "the coarser the turns, the fewer times lines that CPUs of "
+            "several nodes write cross between them.\n\n"
             "| workload | preset | policy | " +
             " | ".join(name for _, name in PARTS) +
-            " | remote excess | total change |\n|---|---|---|" +
-            "---:|" * (len(PARTS) + 2) + "\n")
+            " | remote excess | total change | turn |\n|---|---|---|" +
+            "---:|" * (len(PARTS) + 3) + "\n")
     for (wl, preset, pol), cell in sorted(
             cells.items(), key=lambda kv: (WORKLOADS.index(kv[0][0]),
                                            kv[0][1], kv[0][2])):
@@ -608,11 +614,15 @@ def time_split_table(cells, summary, f):
         summary[f"user_ifetch_remote_excess_pct_{key}"] = 100 * excess
         change = 100.0 * (sum(mine.values()) - whole) / whole
         summary[f"cycles_change_pct_{key}"] = change
+        turn = (none_c["insns"] / none_c["turns"] if none_c["turns"]
+                else 0)
+        summary[f"turn_insns_{key}"] = turn
         f.write(f"| {wl} | {preset} | {pol} | " + " | ".join(
             f"{100 * base[k] / whole:.1f}% "
             f"({100 * (mine[k] - base[k]) / whole:+.1f})"
             for k, _ in PARTS) +
-            f" | {100 * excess:.1f}% | {change:+.1f}% |\n")
+            f" | {100 * excess:.1f}% | {change:+.1f}% | "
+            f"{turn:.0f} (shift {model.get('icount_shift', '0')}) |\n")
 
 
 def gnuplot(png, settings, plots):

@@ -12,6 +12,8 @@
 # policy; BENCH_WORKLOADS (default "sdet cc1 perl
 # python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern") and
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
+# ICOUNT_SHIFT (default 0) is the guests' -icount shift (boot/qemu.sh):
+# larger, shorter turns for each vCPU of the single TCG thread.
 # BENCH_PROFILE=1 also writes each boot's profile (numa-model's profile=)
 # to runs/<name>/profile, for bench/numa-model/nmprofile.py.  BENCH_JOBS
 # (default: the host's CPUs) boots that many guests at once, each in one
@@ -40,12 +42,14 @@ cp "$progs"/* "$here"/guest/*.sh "$guest/"
 	"$here/guest/reclaim.c" "$here/guest/faults.c" \
 	"$here/../selftests/replica_util.c" || exit 1
 
-# The geometry of each preset's guest: the seed's NUMA-Q had 4 quads of
-# 4 CPUs, its P4 machine 4 nodes of 4 CPUs; one CPU a node here, with its
-# private caches, keeps the single TCG thread's run affordable.
+# The geometry of each preset's guest: the seed's, 4 quads of 4 CPUs on
+# the NUMA-Q and 4 nodes of 4 CPUs on the P4 machine, as CPUs that share
+# a node's memory and its node cache also share what they fetch from
+# remote memory; the single TCG thread takes 4 times as long a unit as
+# with one CPU a node.
 preset_layout() {
 	case $1 in
-	numaq | p4) echo "NODES=4 CPUS_PER_NODE=1 MEM_PER_NODE=512M" ;;
+	numaq | p4) echo "NODES=4 CPUS_PER_NODE=4 MEM_PER_NODE=512M" ;;
 	*) echo "NODES=2 CPUS_PER_NODE=2 MEM_PER_NODE=512M" ;;
 	esac
 }

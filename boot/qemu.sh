@@ -12,7 +12,8 @@
 #              make their files on)
 #              MODEL=<numa-model.so>,out=<file>[,key=value...]: run under
 #              the NUMA model plugin (bench/numa-model), told the layout,
-#              with the guest's RAM in files it can find
+#              with the guest's RAM in files it can find; ICOUNT_SHIFT
+#              (default 0) is then QEMU's -icount shift (see below)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -80,13 +81,22 @@ if [ -n "${MODEL:-}" ]; then
 	# turn, and the guest's clock counts instructions (shift=0: 1 ns
 	# each), not host time, so that timer ticks and time slices fall on
 	# the same instructions whatever the host does; sleep=off skips idle
-	# time at once.  The plugin's caches want one thread too.
-	accel=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off)
+	# time at once.  The plugin's caches want one thread too.  That
+	# thread gives each vCPU in turn the instructions up to the next
+	# timer deadline, divided by the vCPUs: a larger ICOUNT_SHIFT
+	# (2^shift ns an instruction) brings deadlines closer in
+	# instructions and makes the turns shorter (bench/numa-model).
+	shift=${ICOUNT_SHIFT:-0}
+	case $shift in
+	[0-9]) ;;
+	*) echo "qemu: ICOUNT_SHIFT=$shift: use 0 to 9" >&2; exit 2 ;;
+	esac
+	accel=(-accel tcg,thread=single -icount "shift=$shift,sleep=off,align=off")
 	# The plugin finds which node a host address of RAM belongs to by
 	# the name of the file QEMU mapped there.
 	ramdir=$(mktemp -d /dev/shm/numa-model.XXXXXX) || exit 2
 	trap 'rm -rf "$ramdir"' EXIT
-	model=(-plugin "$MODEL,ram=$ramdir/node,nodes=$nodes,cpus_per_node=$cpn,node_mb=$mem_mb")
+	model=(-plugin "$MODEL,ram=$ramdir/node,nodes=$nodes,cpus_per_node=$cpn,node_mb=$mem_mb,icount_shift=$shift")
 fi
 for ((n = 0; n < nodes; n++)); do
 	if [ -n "${MODEL:-}" ]; then

@@ -16,7 +16,7 @@ import sys
 # i: user instruction fetches, k: kernel ones, d: data.
 KINDS = ("i", "k", "d")
 NC_SIZES = 3    # node cache sizes the plugin models side by side
-FIELDS = ("insns", "inval_local", "inval_remote") + tuple(
+FIELDS = ("insns", "inval_local", "inval_remote", "turns") + tuple(
     f"{k}_{f}" for k in KINDS
     for f in ("l1", "l1_miss", "l2", "local", "remote", "xfer", "unknown",
               "pf") + tuple(f"nc{w}{s}" for s in range(NC_SIZES)
@@ -237,6 +237,14 @@ def validate(path):
     good = lines * 15 / 16 * 0.99 <= writer <= lines * 1.25
     print(f"numa-model: the writer's stores invalidated {writer} lines on "
           f"the other node ({'ok' if good else 'WRONG'})")
+    ok &= good
+    # Each round hands the pipe over: the reader waits for the writer,
+    # so each of them runs at least one turn a round.
+    turns = [measurements(marks, node=n)[2]["turns"] for n in (0, 1)]
+    good = all(16 <= t <= got[2]["insns"] for t in turns)
+    print(f"numa-model: 16 rounds through a pipe: {turns[0]} and {turns[1]} "
+          f"turns of the reader's and writer's nodes "
+          f"({'ok' if good else 'WRONG'})")
     return (ok and good and
             validate_node_caches(model, got[0], got[1]) and
             node_caches_within_memory(model, marks))

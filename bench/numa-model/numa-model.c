@@ -73,6 +73,8 @@
  *   nc_kb=A:B:C       the sizes of the node caches kept side by side
  *                     (KiB; at most NC_SIZES; nc_kb=0: none)
  *   nc_scope=remote|all  what a node cache keeps
+ *   icount_shift=N    QEMU's -icount shift, only written into the counts
+ *                     file (the turns depend on it, see struct counts)
  *   kernel_text=remote|local  local: the kernel's instruction fetches are
  *                     always local, as if its text were replicated on
  *                     every node (the seed's NUMA-Q kernels did that);
@@ -90,6 +92,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +202,14 @@ struct counts {
 	 * to another node, or stays within the node.
 	 */
 	uint64_t inval_remote, inval_local;
+	/*
+	 * Turns: how often this vCPU ran a block after another vCPU had.
+	 * QEMU's single TCG thread runs the vCPUs one after the other, each
+	 * for a turn of many instructions, where real CPUs run at once:
+	 * insns / turns says how coarse the interleaving of their accesses
+	 * to shared lines was.
+	 */
+	uint64_t turns;
 };
 
 struct vcpu {
@@ -249,6 +260,7 @@ struct ram_map {
 static struct model m;
 static struct directory dir;
 static bool kernel_text_local;
+static unsigned int icount_shift;
 static int nr_nodes = 2, cpus_per_node = 2, nr_vcpus;
 static bool phys_doubled = true;
 static uint64_t node_bytes = 512ULL << 20;
@@ -599,11 +611,16 @@ static int64_t host_to_gpa(const void *host)
 
 static void tb_exec(unsigned int vcpu, void *udata)
 {
+	static unsigned int last_vcpu = UINT_MAX;
 	struct tb_info *tb = udata;
 	unsigned int i;
 
 	if (vcpu >= (unsigned int)nr_vcpus)
 		return;
+	if (vcpu != last_vcpu) {
+		vcpus[vcpu].n.turns++;
+		last_vcpu = vcpu;
+	}
 	vcpus[vcpu].n.insns += tb->insns;
 	if ((int)vcpu == profile_vcpu)
 		tb->profiled += tb->insns;
@@ -678,8 +695,9 @@ static void write_counts(const char *mark, unsigned int by)
 					c->nc_local[k][s], prefix[k], s,
 					c->nc_remote[k][s]);
 		}
-		fprintf(out, " inval_local=%" PRIu64 " inval_remote=%" PRIu64,
-			c->inval_local, c->inval_remote);
+		fprintf(out, " inval_local=%" PRIu64 " inval_remote=%" PRIu64
+			" turns=%" PRIu64, c->inval_local, c->inval_remote,
+			c->turns);
 		fputc('\n', out);
 	}
 	fflush(out);
@@ -829,7 +847,7 @@ static int parse_arg(const char *arg)
 		{ "llc_kb_per_cpu", &m.llc_kb_per_cpu },
 		{ "llc_ways", &m.llc_ways },
 		{ "llc_kb_per_node", &m.llc_kb_per_node },
-		{ "nc_ways", &m.nc_ways },
+		{ "nc_ways", &m.nc_ways }, { "icount_shift", &icount_shift },
 	};
 	size_t i;
 
@@ -962,14 +980,14 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpus_per_node=%d phys=%s kernel_text=%s\n",
+	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpus_per_node=%d phys=%s kernel_text=%s icount_shift=%u\n",
 		m.name, m.cpi, m.l2_lat, m.llc_lat, m.local_lat, m.remote_lat,
 		m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
 		m.l2_ways, m.llc_kb_per_cpu, m.llc_kb_per_node, m.llc_ways,
 		m.nc_kb[0], m.nc_kb[1], m.nc_kb[2], m.nc_ways,
 		m.nc_all ? "all" : "remote", m.iprefetch, nr_nodes,
 		cpus_per_node, phys_doubled ? "doubled" : "exact",
-		kernel_text_local ? "local" : "remote");
+		kernel_text_local ? "local" : "remote", icount_shift);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;
