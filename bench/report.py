@@ -554,10 +554,14 @@ def calibration(cells, summary, f):
         whole = cycles(cell.model, c)
         text = nmreport.remote_excess(cell.model, c, "i") / whole
         data = nmreport.remote_excess(cell.model, c, "d") / whole
+        parts = nmreport.cycle_parts(cell.model, c)
+        moving = (parts["d_xfer"] + parts["inval"]) / whole
+        turn = c["insns"] / c["turns"] if c["turns"] else 0
         rows.append(f"| `{preset}` | +{seed:.1f}% | {fmt_ci(g, ci)} | "
                     f"{low:+.1f} to {high:+.1f}% | ±{tolerance:.0f} | "
                     f"{'reproduced' if within else 'NOT reproduced'} | "
-                    f"{100 * text:.1f}% | {100 * data:.1f}% |\n")
+                    f"{100 * text:.1f}% | {100 * data:.1f}% | "
+                    f"{100 * moving:.1f}% | {turn:.0f} |\n")
     if rows:
         f.write("\n## The model against the seed's measurements\n\n"
                 "SDET-like under `private`, the seed's policy, costed with "
@@ -566,10 +570,16 @@ def calibration(cells, summary, f):
                 "run. *remote text*, *remote data*: under none, what remote "
                 "user instruction fetches and remote data accesses cost "
                 "beyond local ones, as a share of none's cycles: the most "
-                "replication could take away.\n\n"
+                "replication could take away. *lines moving*: dirty lines "
+                "from another node's caches and the invalidations of "
+                "stores, as a share of none's cycles; *turn*: "
+                "instructions a vCPU ran at a stretch (the shorter, the "
+                "more often such lines move: bench/numa-model/README.md, "
+                "Turns).\n\n"
                 "| preset | seed | model | band | tolerance | | remote text "
-                "| remote data |\n"
-                "|---|---:|---:|---:|---:|---|---:|---:|\n" + "".join(rows))
+                "| remote data | lines moving | turn |\n"
+                "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n" +
+                "".join(rows))
 
 
 PARTS = (("insns", "instructions"), ("i_l2", "user ifetch L2"),

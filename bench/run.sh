@@ -12,8 +12,14 @@
 # policy; BENCH_WORKLOADS (default "sdet cc1 perl
 # python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern") and
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
-# ICOUNT_SHIFT (default 0) is the guests' -icount shift (boot/qemu.sh):
-# larger, shorter turns for each vCPU of the single TCG thread.
+# ICOUNT_SHIFT (default 5) is the paired guests' -icount shift
+# (boot/qemu.sh; the others count instructions at 0, where ticks are
+# rarest):
+# an instruction is 2^shift ns of guest time, and the single TCG thread's
+# turns are as much shorter.  At 0, SDET-like's units on numaq ran 124000
+# instructions a turn and as few as 2842 or as many as 7913 turns, and
+# the pairs' gains followed the turns, not the policy; at 5, 6000 to
+# 7000 instructions for every vCPU (bench/numa-model/README.md, Turns).
 # BENCH_PROFILE=1 also writes each boot's profile (numa-model's profile=)
 # to runs/<name>/profile, for bench/numa-model/nmprofile.py.  BENCH_JOBS
 # (default: the host's CPUs) boots that many guests at once, each in one
@@ -29,6 +35,8 @@ workloads=${BENCH_WORKLOADS:-sdet cc1 perl python3 sqlite3}
 presets=${BENCH_PRESETS:-numaq p4 modern}
 policies=${BENCH_POLICIES:-text private readonly}
 jobs=${BENCH_JOBS:-$(nproc)}
+paired_shift=${ICOUNT_SHIFT:-5}
+icount_shift=0
 
 mkdir -p "$out"
 guest=$out/guest-files
@@ -74,7 +82,7 @@ boot() {
 	mkdir -p "$dir"
 	echo "$cmd" > "$dir/cmd.sh"
 	echo "bench: $name ($flavour kernel, $preset preset${policy:+, policy $policy})"
-	if ! env $(preset_layout "$preset") \
+	if ! env $(preset_layout "$preset") ICOUNT_SHIFT=$icount_shift \
 	     MODEL="$plugin,out=$dir/counts,preset=$preset${BENCH_PROFILE:+,profile=$dir/profile}" \
 	     ADD="$guest" \
 	     APPEND="norandmaps numa_balancing=disable transparent_hugepage=madvise page_alloc.shuffle=1" \
@@ -107,6 +115,7 @@ start() {
 start faults-vanilla vanilla modern "sh faults.sh"
 start faults-patched bench modern "sh faults.sh" none
 start memory bench modern "sh memory.sh" none
+icount_shift=$paired_shift
 # Paired boots: each boots with the policy under test, as a machine would
 # run it, and compares it with none inside the boot; vanilla 6.12 runs
 # the same workloads on its own.  Boot b of a cell is named
