@@ -556,7 +556,7 @@ def calibration(cells, summary, f):
         data = nmreport.remote_excess(cell.model, c, "d") / whole
         parts = nmreport.cycle_parts(cell.model, c)
         moving = (parts["d_xfer"] + parts["inval"]) / whole
-        turn = c["insns"] / c["turns"] if c["turns"] else 0
+        turn = nmreport.turn_insns(c)
         rows.append(f"| `{preset}` | +{seed:.1f}% | {fmt_ci(g, ci)} | "
                     f"{low:+.1f} to {high:+.1f}% | ±{tolerance:.0f} | "
                     f"{'reproduced' if within else 'NOT reproduced'} | "
@@ -624,8 +624,7 @@ def time_split_table(cells, summary, f):
         summary[f"user_ifetch_remote_excess_pct_{key}"] = 100 * excess
         change = 100.0 * (sum(mine.values()) - whole) / whole
         summary[f"cycles_change_pct_{key}"] = change
-        turn = (none_c["insns"] / none_c["turns"] if none_c["turns"]
-                else 0)
+        turn = nmreport.turn_insns(none_c)
         summary[f"turn_insns_{key}"] = turn
         f.write(f"| {wl} | {preset} | {pol} | " + " | ".join(
             f"{100 * base[k] / whole:.1f}% "

@@ -14,9 +14,8 @@
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
 # ICOUNT_SHIFT (default 5) is the paired guests' -icount shift
 # (boot/qemu.sh; the others count instructions at 0, where ticks are
-# rarest):
-# an instruction is 2^shift ns of guest time, and the single TCG thread's
-# turns are as much shorter.  At 0, SDET-like's units on numaq ran 124000
+# rarest): an instruction is 2^shift ns of guest time, and the single TCG
+# thread's turns are as much shorter.  At 0, SDET-like's units on numaq ran 124000
 # instructions a turn and as few as 2842 or as many as 7913 turns, and
 # the pairs' gains followed the turns, not the policy; at 5, 6000 to
 # 7000 instructions for every vCPU (bench/numa-model/README.md, Turns).

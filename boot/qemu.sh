@@ -86,17 +86,18 @@ if [ -n "${MODEL:-}" ]; then
 	# timer deadline, divided by the vCPUs: a larger ICOUNT_SHIFT
 	# (2^shift ns an instruction) brings deadlines closer in
 	# instructions and makes the turns shorter (bench/numa-model).
-	shift=${ICOUNT_SHIFT:-0}
-	case $shift in
+	icount_shift=${ICOUNT_SHIFT:-0}
+	case $icount_shift in
 	[0-9]) ;;
-	*) echo "qemu: ICOUNT_SHIFT=$shift: use 0 to 9" >&2; exit 2 ;;
+	*) echo "qemu: ICOUNT_SHIFT=$icount_shift: use 0 to 9" >&2; exit 2 ;;
 	esac
-	accel=(-accel tcg,thread=single -icount "shift=$shift,sleep=off,align=off")
+	accel=(-accel tcg,thread=single
+	       -icount "shift=$icount_shift,sleep=off,align=off")
 	# The plugin finds which node a host address of RAM belongs to by
 	# the name of the file QEMU mapped there.
 	ramdir=$(mktemp -d /dev/shm/numa-model.XXXXXX) || exit 2
 	trap 'rm -rf "$ramdir"' EXIT
-	model=(-plugin "$MODEL,ram=$ramdir/node,nodes=$nodes,cpus_per_node=$cpn,node_mb=$mem_mb,icount_shift=$shift")
+	model=(-plugin "$MODEL,ram=$ramdir/node,nodes=$nodes,cpus_per_node=$cpn,node_mb=$mem_mb,icount_shift=$icount_shift")
 fi
 for ((n = 0; n < nodes; n++)); do
 	if [ -n "${MODEL:-}" ]; then

@@ -586,12 +586,13 @@ of an uptodate page-cache folio.  It lives in a per-mapping, per-node
 xarray beside the page cache, never in i_pages and never on an LRU list:
 it is a non-LRU movable page, which compaction, offlining and CMA move
 through its movable operations; it holds a reference on its original.
-Replicas exist only while nobody can write the file: writers (open for write, shared writable mmap, truncation,
-invalidation) make themselves visible and then, after a full barrier,
-remove every replica; a replica maker publishes its replica and then,
-after a full barrier, checks for writers.  One of the two always sees
-the other, so no reader on any node sees bytes older than the page
-cache; writers are never refused.  Read faults map the local replica
+Replicas exist only while nobody can write the file: writers (open for
+write, shared writable mmap, truncation, invalidation) make themselves
+visible and then, after a full barrier, remove every replica; a
+replica maker publishes its replica and then, after a full barrier,
+checks for writers.  One of the two always sees the other, so no
+reader on any node sees bytes older than the page cache; writers are
+never refused.  Read faults map the local replica
 (fault-around too), read(2)/splice(2)/sendfile(2) copy from it once a
 page was read remotely read_threshold times.  Replicas take only free
 memory above the high watermark, are charged to the memcg of the task

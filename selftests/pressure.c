@@ -58,7 +58,7 @@ TEST(filling_node1_reclaims_its_replicas)
 	long long replicas, oom0, reclaim0, steal0;
 	char prev[32], path[64];
 	struct holder h;
-	long fill;
+	long fill, pcp;
 	int fd;
 
 	if (nr_online_nodes() < 2)
@@ -93,10 +93,10 @@ TEST(filling_node1_reclaims_its_replicas)
 	 * its per-CPU free lists included: the allocations must reclaim, and
 	 * the replicas go first.
 	 */
-	fill = node_free_pages(1) + node_pcp_free_pages(1) -
-	       node_zoneinfo(1, "min") + NPAGES / 2;
+	pcp = node_pcp_free_pages(1);
+	fill = node_free_pages(1) + pcp - node_zoneinfo(1, "min") + NPAGES / 2;
 	TH_LOG("filling node 1 with %ld pages (%ld of them on per-CPU lists)",
-	       fill, node_pcp_free_pages(1));
+	       fill, pcp);
 	ASSERT_EQ(0, run_on_node(1, fill_job, &fill));
 
 	TH_LOG("after filling: %lld replica pages, %lld reclaimed; %lld LRU pages reclaimed",

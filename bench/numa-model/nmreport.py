@@ -173,6 +173,12 @@ def remote_excess(model, c, kind):
     return cycles(model, c) - cycles(model, as_local(model, c, kind))
 
 
+def turn_insns(c):
+    """Instructions a vCPU ran at a stretch in counts @c (numa-model.c,
+    struct counts), or 0 where no turn was counted."""
+    return c["insns"] / c["turns"] if c["turns"] else 0
+
+
 def figures(model, c):
     """Derived figures of counts @c under @model's latencies."""
     local = sum(c[f"{k}_local"] for k in KINDS)
