@@ -308,23 +308,54 @@ long long vmstat_read(const char *name)
 	return read_vmstat_file(fopen("/proc/vmstat", "r"), name);
 }
 
+int vmstat_fold(void)
+{
+	return write_text_file("/proc/sys/vm/stat_refresh", "1");
+}
+
 long long node_vmstat_read(int node, const char *name)
 {
 	return read_vmstat_file(node_file_open(node, "vmstat"), name);
 }
 
-long node_free_pages(int node)
+/* The @key line of a meminfo file, each line prefixed by @skip fields. */
+static long long read_meminfo_file(FILE *f, int skip, const char *key)
 {
-	FILE *f = node_file_open(node, "meminfo");
-	char line[256];
-	long kb = -1;
+	char line[256], *p;
+	size_t klen = strlen(key);
+	long long kb = -1;
+	int i;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Node %*d MemFree: %ld kB", &kb) == 1)
-			break;
+	while (kb < 0 && fgets(line, sizeof(line), f)) {
+		p = line;
+		for (i = 0; i < skip && p; i++) {
+			p = strchr(p, ' ');
+			p = p ? p + strspn(p, " ") : NULL;
+		}
+		if (p && !strncmp(p, key, klen) && p[klen] == ':')
+			sscanf(p + klen + 1, "%lld", &kb);
+	}
 	fclose(f);
+	return kb;
+}
+
+long long meminfo_kb(const char *key)
+{
+	return read_meminfo_file(fopen("/proc/meminfo", "r"), 0, key);
+}
+
+long long node_meminfo_kb(int node, const char *key)
+{
+	/* "Node 1 MemFree: ..." */
+	return read_meminfo_file(node_file_open(node, "meminfo"), 2, key);
+}
+
+long node_free_pages(int node)
+{
+	long long kb = node_meminfo_kb(node, "MemFree");
+
 	return kb < 0 ? -1 : kb / 4;
 }
 

@@ -107,8 +107,20 @@ int run_on_node_timeout(int node, int (*fn)(void *arg), void *arg,
 /* Value of @name in /proc/vmstat, or -1 if absent. */
 long long vmstat_read(const char *name);
 
+/*
+ * Fold the per-CPU vmstat counters into the global ones, which lag them
+ * by up to a few pages per CPU (/proc/sys/vm/stat_refresh); 0 or -1.
+ */
+int vmstat_fold(void);
+
 /* Value of @name in node @node's vmstat, or -1 if absent. */
 long long node_vmstat_read(int node, const char *name);
+
+/* The "@key: N kB" line of /proc/meminfo, in kB; -1 if absent. */
+long long meminfo_kb(const char *key);
+
+/* The "Node @node @key: N kB" line of the node's meminfo; -1 if absent. */
+long long node_meminfo_kb(int node, const char *key);
 
 /* Node @node's free memory in pages, from its meminfo; -1 if unknown. */
 long node_free_pages(int node);

@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <linux/jump_label.h>
 #include <linux/list.h>
+#include <linux/memcontrol.h>
 #include <linux/numa.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
@@ -149,6 +150,22 @@ struct replica_info {
 static inline struct replica_info *replica_info(struct folio *replica)
 {
 	return replica->private;
+}
+
+/**
+ * replica_count_events - count what happened to a replica
+ * @replica: the replica, charged to its memory cgroup
+ * @item: the REPLICA_* event
+ * @nr: how many
+ *
+ * The events of a replica count in /proc/vmstat and in memory.stat of the
+ * cgroup that pays for it.
+ */
+static inline void replica_count_events(struct folio *replica,
+					enum vm_event_item item, long nr)
+{
+	count_vm_events(item, nr);
+	count_memcg_folio_events(replica, item, nr);
 }
 
 /**
@@ -294,7 +311,7 @@ static inline void replica_mapped(struct folio *replica, struct mm_struct *mm,
 {
 	replica_note_use(replica, use);
 	replica_note_mm(mm);
-	count_vm_event(REPLICA_MAP);
+	replica_count_events(replica, REPLICA_MAP, 1);
 }
 
 bool __replica_leaves_pmd(struct vm_area_struct *vma, struct folio *folio);

@@ -29,7 +29,7 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 			     pgoff_t last)
 {
 	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
-	unsigned long index, dropped = 0;
+	unsigned long index;
 	struct folio *replica, *original;
 	int nid;
 
@@ -67,7 +67,8 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 				replica_inject_drop_delay();
 				replica_unlink(tree, replica, true);
 				folio_unlock(original);
-				dropped += folio_nr_pages(replica);
+				replica_count_events(replica, REPLICA_RECLAIM,
+						     folio_nr_pages(replica));
 				replica_release(replica);
 			} else {
 				folio_unlock(original);
@@ -76,5 +77,4 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 			folio_put(replica);
 		}
 	}
-	count_vm_events(REPLICA_RECLAIM, dropped);
 }

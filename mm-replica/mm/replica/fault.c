@@ -166,7 +166,7 @@ void __replica_fault(struct vm_fault *vmf)
 
 	tree = replica_tree_get(mapping);
 	if (!tree) {
-		count_vm_event(REPLICA_ALLOC_FAIL);
+		replica_count_mm_events(vma->vm_mm, REPLICA_ALLOC_FAIL, 1);
 		return;
 	}
 	replica = replica_find_get(tree, req.nid, req.index);
@@ -203,7 +203,8 @@ void __replica_fault(struct vm_fault *vmf)
 			return;
 		replica_note_mm(vma->vm_mm);
 	} else {
-		count_vm_events(REPLICA_ALLOC_FAIL, folio_nr_pages(original));
+		replica_count_mm_events(vma->vm_mm, REPLICA_ALLOC_FAIL,
+					folio_nr_pages(original));
 		return;
 	}
 
@@ -344,7 +345,7 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 	/* A replica is wanted but cannot be mapped now: let the fault decide. */
 	if (ra->may_create)
 		return NULL;
-	count_vm_event(REPLICA_ALLOC_FAIL);
+	replica_count_mm_events(ra->mm, REPLICA_ALLOC_FAIL, 1);
 	return original;
 }
 
@@ -378,7 +379,7 @@ static bool replica_around_leaves_large(struct folio *original,
 		return false;
 	if (replica_has_room(ra->nid, ra->mm, nr, folio_order(original)))
 		return true;
-	count_vm_events(REPLICA_ALLOC_FAIL, nr);
+	replica_count_mm_events(ra->mm, REPLICA_ALLOC_FAIL, nr);
 	return false;
 }
 

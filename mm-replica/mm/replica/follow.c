@@ -81,5 +81,5 @@ void __replica_follow_task(void)
 	}
 	mmap_read_unlock(mm);
 	if (followed)
-		count_vm_event(REPLICA_FOLLOW);
+		replica_count_mm_events(mm, REPLICA_FOLLOW, 1);
 }

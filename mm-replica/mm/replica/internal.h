@@ -135,6 +135,8 @@ static inline void replica_forget_reads(struct replica_tree *tree, int nid,
 	xa_cmpxchg(&tree->nodes[nid], index, entry, NULL, 0);
 }
 
+void replica_count_mm_events(struct mm_struct *mm, enum vm_event_item item,
+			     long nr);
 bool replica_has_room(int nid, struct mm_struct *mm, long nr,
 		      unsigned int order);
 struct replica_tree *replica_tree_get(struct address_space *mapping);

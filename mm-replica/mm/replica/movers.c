@@ -28,7 +28,7 @@
 static void replica_drop(struct folio *replica)
 {
 	replica_unmap(replica);
-	count_vm_events(REPLICA_EVICT, folio_nr_pages(replica));
+	replica_count_events(replica, REPLICA_EVICT, folio_nr_pages(replica));
 	replica_release(replica);
 }
 

@@ -97,7 +97,8 @@ struct folio *__replica_read_folio(struct folio *original, loff_t pos,
 				replica_note_use(replica, REPLICA_KIND_READ |
 							  REPLICA_USED);
 				folio_unlock(replica);
-				count_vm_events(REPLICA_READ, pages_read);
+				replica_count_events(replica, REPLICA_READ,
+						     pages_read);
 				return replica;
 			}
 			folio_unlock(replica);

@@ -145,9 +145,10 @@ static unsigned long replica_dispose(struct list_head *dispose,
 		replica_unmap(replica);
 		released += folio_nr_pages(replica);
 		replicas++;
+		replica_count_events(replica, REPLICA_RECLAIM,
+				     folio_nr_pages(replica));
 		replica_release(replica);
 	}
-	count_vm_events(REPLICA_RECLAIM, released);
 	/*
 	 * Reclaim counts only what its own LRUs and the slab give back: tell
 	 * it, or kswapd sees no progress, gives the node up, and allocations

@@ -101,6 +101,23 @@ static bool replica_node_has_block(pg_data_t *pgdat, unsigned int order)
 }
 
 /*
+ * Count events that have no replica to charge them to (one wanted but not
+ * made, a task following its replicas) in the memory cgroup that one made
+ * for @mm, or for a read(2) of the current task, would be charged to.
+ */
+void replica_count_mm_events(struct mm_struct *mm, enum vm_event_item item,
+			     long nr)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_mm(mm);
+
+	count_vm_events(item, nr);
+	if (memcg) {
+		count_memcg_events(memcg, item, nr);
+		mem_cgroup_put(memcg);
+	}
+}
+
+/*
  * Whether the memory cgroup that a replica made for @mm is charged to
  * takes @nr more pages: a replica is charged without reclaim, so a cgroup
  * at its limit (or under an ancestor at its limit) gets none.
@@ -233,8 +250,8 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
 	if (on_lru && !folio_test_isolated(replica))
 		list_lru_del(&replica_lru[replica_info(replica)->tier],
 			     &replica->lru, nid, folio_memcg(replica));
-	mod_node_page_state(folio_pgdat(replica), NR_REPLICA_PAGES,
-			    -folio_nr_pages(replica));
+	lruvec_stat_mod_folio(replica, NR_REPLICA_PAGES,
+			      -folio_nr_pages(replica));
 	atomic_long_sub(folio_nr_pages(replica), &replica_count);
 }
 
@@ -390,7 +407,7 @@ static int replica_migrate_page(struct page *dst_page, struct page *src_page,
 		replica_unlink(tree, src, true);
 		folio_unlock(original);
 		replica_unmap(src);
-		count_vm_events(REPLICA_EVICT, nr);
+		replica_count_events(src, REPLICA_EVICT, nr);
 		replica_retire(src);
 		return MIGRATEPAGE_SUCCESS;
 	}
@@ -415,7 +432,7 @@ static int replica_migrate_page(struct page *dst_page, struct page *src_page,
 	src->private = NULL;
 	replica_disown(src);
 	folio_put(src);
-	count_vm_events(REPLICA_MIGRATE, nr);
+	replica_count_events(dst, REPLICA_MIGRATE, nr);
 	return MIGRATEPAGE_SUCCESS;
 }
 
@@ -496,7 +513,8 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 				     req->nid);
 	if (!replica) {
 		if (nr > 1)
-			count_vm_event(REPLICA_ALLOC_LARGE_FAIL);
+			replica_count_mm_events(mm, REPLICA_ALLOC_LARGE_FAIL,
+						1);
 		goto fail_info;
 	}
 	if (mem_cgroup_charge(replica, mm, REPLICA_GFP))
@@ -531,12 +549,12 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 
 	if (!replica_store_insert(tree, req->nid, replica)) {
 		replica_release(replica);
-		count_vm_events(REPLICA_ALLOC_FAIL, nr);
+		replica_count_mm_events(mm, REPLICA_ALLOC_FAIL, nr);
 		return NULL;
 	}
 	list_lru_add(&replica_lru[tier], &replica->lru, req->nid,
 		     folio_memcg(replica));
-	mod_node_page_state(NODE_DATA(req->nid), NR_REPLICA_PAGES, nr);
+	lruvec_stat_mod_folio(replica, NR_REPLICA_PAGES, nr);
 	atomic_long_add(nr, &replica_count);
 
 	if (replica_refused(original, policy)) {
@@ -544,9 +562,9 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 		replica_release(replica);
 		return NULL;
 	}
-	count_vm_events(REPLICA_ALLOC, nr);
+	replica_count_events(replica, REPLICA_ALLOC, nr);
 	if (nr > 1)
-		count_vm_event(REPLICA_ALLOC_LARGE);
+		replica_count_events(replica, REPLICA_ALLOC_LARGE, 1);
 	folio_get(replica);
 	return replica;
 
@@ -555,7 +573,7 @@ fail_put:
 fail_info:
 	kmem_cache_free(replica_info_cache, info);
 fail:
-	count_vm_events(REPLICA_ALLOC_FAIL, nr);
+	replica_count_mm_events(mm, REPLICA_ALLOC_FAIL, nr);
 	return NULL;
 }
 
@@ -759,13 +777,14 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 			for (i = 0; i < n; i++) {
 				replica = batch[i];
 				collapsed += folio_nr_pages(replica);
+				replica_count_events(replica, REPLICA_COLLAPSE,
+						     folio_nr_pages(replica));
 				replica_release(replica);
 				folio_put(replica);
 			}
 			cond_resched();
 		}
 	}
-	count_vm_events(REPLICA_COLLAPSE, collapsed);
 	return collapsed;
 }
 
