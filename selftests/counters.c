@@ -27,60 +27,45 @@
  */
 #define MEMCG_FLUSH_SECONDS	3
 
-/* A file cached on node 0, a cgroup, and a page shared with children. */
 FIXTURE(counters) {
-	char prev_policy[32];
-	char cgroup[128];
-	char path[64];
-	int fd;
-	long long *shared;
+	struct cgroup_file cf;
 };
 
+/*
+ * The file is cached on node 0, and the test binary already replicated
+ * on node 1, by each test's first step: a failure there must reach the
+ * teardown, which the setup's does not.
+ */
 FIXTURE_SETUP(counters)
 {
-	long room;
+	char why[128];
+	int rc = cgroup_file_setup(&self->cf, "counters", NPAGES, FILE_SEED,
+				   why, sizeof(why));
 
-	self->fd = -1;
-	if (nr_online_nodes() < 2)
-		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
-		     nr_online_nodes());
-	if (cgroup_create(self->cgroup, sizeof(self->cgroup)))
-		SKIP(return, "no memory cgroup: %s", strerror(errno));
-	if (policy_require("private", self->prev_policy,
-			   sizeof(self->prev_policy)))
-		SKIP(return, "no replication policy \"private\" in this kernel");
-	self->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->shared);
-	snprintf(self->path, sizeof(self->path), "counters.%d", getpid());
-	self->fd = make_test_file(self->path, NPAGES, FILE_SEED);
-	ASSERT_LE(0, self->fd);
-	/* Below its high watermark node 1 makes no replica, by design. */
-	ASSERT_EQ(0, drop_all_caches());
-	room = node_wait_room_above_high(1, 2 * NPAGES, 30);
-	ASSERT_LE(2 * NPAGES, room)
-		TH_LOG("node 1: %ld pages free above its high watermark after 30 s",
-		       room);
-	ASSERT_EQ(0, cache_file_on_node(self->fd, 0));
-	/* Only the file's replicas are made in the tests. */
-	ASSERT_EQ(0, warm_self_on_node(1));
+	if (rc > 0)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, rc);
+}
+
+/* In the parent, for the reason given in memcg.c. */
+FIXTURE_TEARDOWN_PARENT(counters)
+{
+	cgroup_file_teardown(&self->cf);
 }
 
 /*
- * In the parent: a failed ASSERT in the test's process skips a teardown
- * there (the harness's fork result does not survive its longjmp), which
- * would leave the policy switched.  The file closes as the test exits.
+ * Each test's first step: room for the replicas on node 1, the file
+ * cached on node 0, and the test binary's replicas made on node 1, so
+ * that only the file's are made in the test.
  */
-FIXTURE_TEARDOWN_PARENT(counters)
+static void room_cache_and_warm(struct __test_metadata *_metadata, int fd)
 {
-	if (self->fd >= 0) {
-		unlink(self->path);
-		drop_all_caches();
-	}
-	if (self->cgroup[0])
-		cgroup_remove(self->cgroup);
-	if (self->prev_policy[0])
-		policy_set(self->prev_policy);
+	long room = room_then_cache(1, 2 * NPAGES, fd, 0);
+
+	ASSERT_LE(2 * NPAGES, room)
+		TH_LOG("node 1: %ld pages free above its high watermark after 30 s",
+		       room);
+	ASSERT_EQ(0, warm_self_on_node(1));
 }
 
 struct map_args {
@@ -99,12 +84,9 @@ static int map_and_touch(void *arg)
 	unsigned char *p;
 	char field[64];
 
-	if (a->cgroup && cgroup_enter(a->cgroup))
-		return 2;
-	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, a->fd, 0);
-	if (p == MAP_FAILED)
+	p = cgroup_map_touched(a->cgroup, a->fd, LEN);
+	if (!p)
 		return 3;
-	touch_pages(p, LEN);
 	if (pattern_mismatch(p, LEN, 0, FILE_SEED) >= 0)
 		return 4;
 	if (page_nodes(p, NPAGES, status))
@@ -163,7 +145,9 @@ TEST_F(counters, meminfo_shows_replicas_on_every_node)
 {
 	struct replica_figures f;
 
-	make_replicas_on_node1(_metadata, self->fd, self->shared, NULL);
+	room_cache_and_warm(_metadata, self->cf.fd);
+
+	make_replicas_on_node1(_metadata, self->cf.fd, self->cf.shared, NULL);
 	replica_figures_read(&f);
 	TH_LOG("nr_replica_pages %lld, Replicas: %lld kB, over the nodes %lld kB",
 	       f.vmstat_pages, f.meminfo_kb, f.nodes_meminfo_kb);
@@ -205,10 +189,12 @@ TEST_F(counters, memavailable_counts_replicas_as_reclaimable)
 	long long low_kb = 0, made_kb, moved_kb, want_kb;
 	int node;
 
+	room_cache_and_warm(_metadata, self->cf.fd);
+
 	for (node = 0; node < nr_online_nodes(); node++)
 		low_kb += node_zoneinfo(node, "low") * 4;
 	avail_figures_read(&a0);
-	make_replicas_on_node1(_metadata, self->fd, self->shared, NULL);
+	make_replicas_on_node1(_metadata, self->cf.fd, self->cf.shared, NULL);
 	avail_figures_read(&a1);
 
 	/*
@@ -257,55 +243,87 @@ static long long numa_stat_read(const char *cgroup, const char *key, int node)
 	return val;
 }
 
+/* The replica events, system-wide and in the cgroup. */
+static const char * const replica_events[] = {
+	"replica_alloc", "replica_alloc_fail", "replica_map", "replica_read",
+	"replica_collapse", "replica_reclaim", "replica_evict",
+	"replica_migrate", "replica_follow",
+};
+
+#define NR_EVENTS	ARRAY_SIZE(replica_events)
+
+/*
+ * What the cgroup's memory.stat says of its replicas, after the flush:
+ * their pages, those made, and those removed since.
+ */
+struct cgroup_replicas {
+	long long pages, made, removed;
+};
+
+static void cgroup_replicas_read(struct __test_metadata *_metadata,
+				 const char *cgroup, const long long *before,
+				 struct cgroup_replicas *r)
+{
+	unsigned int i;
+
+	sleep(MEMCG_FLUSH_SECONDS);
+	r->pages = cgroup_read_key(cgroup, "memory.stat", "replica") /
+		   PAGE_SIZE_4K;
+	r->made = cgroup_read_key(cgroup, "memory.stat", "replica_alloc");
+	r->removed = cgroup_read_key(cgroup, "memory.stat", "replica_reclaim") +
+		     cgroup_read_key(cgroup, "memory.stat", "replica_collapse") +
+		     cgroup_read_key(cgroup, "memory.stat", "replica_evict");
+	for (i = 0; i < NR_EVENTS; i++)
+		TH_LOG("%s: %lld in /proc/vmstat, %lld in memory.stat",
+		       replica_events[i],
+		       vmstat_read(replica_events[i]) - before[i],
+		       cgroup_read_key(cgroup, "memory.stat",
+				       replica_events[i]));
+	TH_LOG("memory.stat: replica %lld pages", r->pages);
+}
+
 TEST_F(counters, memory_stat_counts_the_cgroups_replicas_and_events)
 {
-	long long node1_0, made, stat_bytes, numa_bytes, alloc;
-	long long reclaimed, collapsed, evicted;
+	long long node1_0, node1_made, events0[NR_EVENTS];
+	struct cgroup_replicas r;
+	unsigned int i;
+
+	room_cache_and_warm(_metadata, self->cf.fd);
 
 	vmstat_fold();
 	node1_0 = node_vmstat_read(1, "nr_replica_pages");
-	make_replicas_on_node1(_metadata, self->fd, self->shared,
-			       self->cgroup);
+	for (i = 0; i < NR_EVENTS; i++)
+		events0[i] = vmstat_read(replica_events[i]);
+	make_replicas_on_node1(_metadata, self->cf.fd, self->cf.shared,
+			       self->cf.cgroup);
 	vmstat_fold();
-	made = node_vmstat_read(1, "nr_replica_pages") - node1_0;
-	sleep(MEMCG_FLUSH_SECONDS);
-	stat_bytes = cgroup_read_key(self->cgroup, "memory.stat", "replica");
-	numa_bytes = numa_stat_read(self->cgroup, "replica", 1);
-	alloc = cgroup_read_key(self->cgroup, "memory.stat", "replica_alloc");
-	TH_LOG("node 1 made %lld replicas; numa_stat: replica N1=%lld",
-	       made, numa_bytes);
-	TH_LOG("memory.stat: replica %lld, replica_alloc %lld", stat_bytes,
-	       alloc);
-	ASSERT_EQ(NPAGES, made);
-	ASSERT_EQ(made * PAGE_SIZE_4K, stat_bytes);
-	ASSERT_EQ(made * PAGE_SIZE_4K, numa_bytes);
-	ASSERT_EQ(0, numa_stat_read(self->cgroup, "replica", 0));
-	ASSERT_EQ(made, alloc);
+	node1_made = node_vmstat_read(1, "nr_replica_pages") - node1_0;
+	cgroup_replicas_read(_metadata, self->cf.cgroup, events0, &r);
+	TH_LOG("node 1: %lld more replica pages", node1_made);
+	/* Only the cgroup's task made replicas, all on node 1. */
+	ASSERT_LE(NPAGES, r.made);
+	ASSERT_EQ(node1_made, r.pages);
+	ASSERT_EQ(r.made - r.removed, r.pages);
+	ASSERT_EQ(r.pages * PAGE_SIZE_4K,
+		  numa_stat_read(self->cf.cgroup, "replica", 1));
+	ASSERT_EQ(0, numa_stat_read(self->cf.cgroup, "replica", 0));
 
 	/* Dropping caches gives the replicas back; the cgroup sees it. */
 	ASSERT_EQ(0, drop_all_caches());
-	sleep(MEMCG_FLUSH_SECONDS);
-	stat_bytes = cgroup_read_key(self->cgroup, "memory.stat", "replica");
-	reclaimed = cgroup_read_key(self->cgroup, "memory.stat",
-				    "replica_reclaim");
-	collapsed = cgroup_read_key(self->cgroup, "memory.stat",
-				    "replica_collapse");
-	evicted = cgroup_read_key(self->cgroup, "memory.stat",
-				  "replica_evict");
-	TH_LOG("after drop_caches: replica %lld; replica_reclaim %lld,",
-	       stat_bytes, reclaimed);
-	TH_LOG("replica_collapse %lld, replica_evict %lld", collapsed, evicted);
-	ASSERT_EQ(0, stat_bytes);
-	ASSERT_EQ(made, reclaimed + collapsed + evicted);
+	cgroup_replicas_read(_metadata, self->cf.cgroup, events0, &r);
+	ASSERT_EQ(0, r.pages);
+	ASSERT_EQ(r.made, r.removed);
 }
 
 TEST_F(counters, smaps_shows_what_a_mapping_maps_from_replicas)
 {
 	struct map_args a = {
-		.fd = self->fd,
-		.on_node = self->shared,
-		.replicated_kb = self->shared + 1,
+		.fd = self->cf.fd,
+		.on_node = self->cf.shared,
+		.replicated_kb = self->cf.shared + 1,
 	};
+
+	room_cache_and_warm(_metadata, self->cf.fd);
 
 	/* On node 1, the whole file comes from replicas... */
 	a.node = 1;

@@ -31,33 +31,28 @@
  * cgroup's tasks on node 1 make replicas of it.
  */
 FIXTURE(memcg) {
-	char prev_policy[32];
-	char cgroup[128];
-	char path[64];
-	int fd;
-	long long *shared;	/* filled in by the task in the cgroup */
+	struct cgroup_file cf;
 };
 
 FIXTURE_SETUP(memcg)
 {
-	self->fd = -1;
-	if (nr_online_nodes() < 2)
-		SKIP(return, "needs 2 NUMA nodes, the guest has %d",
-		     nr_online_nodes());
-	if (cgroup_create(self->cgroup, sizeof(self->cgroup)))
-		SKIP(return, "no memory cgroup: %s", strerror(errno));
-	if (policy_require("private", self->prev_policy,
-			   sizeof(self->prev_policy))) {
-		cgroup_remove(self->cgroup);
-		self->cgroup[0] = '\0';
-		SKIP(return, "no replication policy \"private\" in this kernel");
-	}
-	self->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->shared);
-	snprintf(self->path, sizeof(self->path), "memcg.%d", getpid());
-	self->fd = make_test_file(self->path, NPAGES, FILE_SEED);
-	ASSERT_LE(0, self->fd);
+	char why[128];
+	int rc = cgroup_file_setup(&self->cf, "memcg", NPAGES, FILE_SEED, why,
+				   sizeof(why));
+
+	if (rc > 0)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, rc);
+}
+
+/*
+ * In the parent: a failed ASSERT in the test's process skips a teardown
+ * there (the harness's fork result does not survive its longjmp), which
+ * would leave the policy switched.
+ */
+FIXTURE_TEARDOWN_PARENT(memcg)
+{
+	cgroup_file_teardown(&self->cf);
 }
 
 /*
@@ -66,33 +61,17 @@ FIXTURE_SETUP(memcg)
  * fixture when it fails.  The test before may have left node 1 full
  * (pressure does, on purpose, and so may the other test here) and its
  * memory takes a while to come back under TCG; below the high watermark
- * no replica is made, by design.
+ * no replica is made, by design.  The originals are charged to the root
+ * cgroup's reader, on node 0.
  */
 static void room_on_node1_then_cache(struct __test_metadata *_metadata,
 				     int fd)
 {
-	long room;
+	long room = room_then_cache(1, 2 * NPAGES, fd, 0);
 
-	ASSERT_EQ(0, drop_all_caches());
-	room = node_wait_room_above_high(1, 2 * NPAGES, 30);
 	ASSERT_LE(2 * NPAGES, room)
 		TH_LOG("node 1: %ld pages free above its high watermark after 30 s",
 		       room);
-	/* The originals are charged to the root cgroup's reader, on node 0. */
-	ASSERT_EQ(0, cache_file_on_node(fd, 0));
-}
-
-FIXTURE_TEARDOWN(memcg)
-{
-	if (self->fd >= 0) {
-		close(self->fd);
-		unlink(self->path);
-		drop_all_caches();
-	}
-	if (self->cgroup[0])
-		cgroup_remove(self->cgroup);
-	if (self->prev_policy[0])
-		policy_set(self->prev_policy);
 }
 
 /* Node 1 as a replica allocation sees it, to tell why one was refused. */
@@ -128,10 +107,9 @@ static int map_in_cgroup(void *arg)
 		return 2;
 	*a->before = cgroup_read(a->cgroup, "memory.current");
 	node1_room_read(&a->room[0]);
-	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, a->fd, 0);
-	if (p == MAP_FAILED)
+	p = cgroup_map_touched(NULL, a->fd, LEN);
+	if (!p)
 		return 3;
-	touch_pages(p, LEN);
 	node1_room_read(&a->room[1]);
 	*a->after = cgroup_read(a->cgroup, "memory.current");
 	if (page_nodes(p, NPAGES, status))
@@ -143,16 +121,16 @@ static int map_in_cgroup(void *arg)
 TEST_F(memcg, replicas_are_charged_to_the_cgroup_that_makes_them)
 {
 	struct map_args a = {
-		.fd = self->fd,
-		.cgroup = self->cgroup,
-		.before = self->shared,
-		.after = self->shared + 1,
-		.on_node1 = (int *)(self->shared + 2),
-		.room = (struct node1_room *)(self->shared + 4),
+		.fd = self->cf.fd,
+		.cgroup = self->cf.cgroup,
+		.before = self->cf.shared,
+		.after = self->cf.shared + 1,
+		.on_node1 = (int *)(self->cf.shared + 2),
+		.room = (struct node1_room *)(self->cf.shared + 4),
 	};
 	int i;
 
-	room_on_node1_then_cache(_metadata, self->fd);
+	room_on_node1_then_cache(_metadata, self->cf.fd);
 	ASSERT_EQ(0, run_on_node(1, map_in_cgroup, &a));
 	TH_LOG("memory.current %lld -> %lld, %d of %d pages on node 1",
 	       *a.before, *a.after, *a.on_node1, NPAGES);
@@ -183,12 +161,9 @@ static int fill_limited_cgroup(void *arg)
 	unsigned char *p;
 	char *q;
 
-	if (cgroup_enter(a->cgroup))
-		return 2;
-	p = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, a->fd, 0);
-	if (p == MAP_FAILED)
+	p = cgroup_map_touched(a->cgroup, a->fd, LEN);
+	if (!p)
 		return 3;
-	touch_pages(p, LEN);
 	*a->replicas = node_vmstat_read(1, "nr_replica_pages");
 	if (pattern_mismatch(p, LEN, 0, FILE_SEED) >= 0)
 		return 4;
@@ -209,27 +184,27 @@ static long long cgroup_oom_kills(const char *cgroup)
 TEST_F(memcg, a_cgroup_at_its_limit_reclaims_replicas_instead_of_oom)
 {
 	struct limit_args a = {
-		.fd = self->fd,
-		.cgroup = self->cgroup,
-		.replicas = self->shared,
+		.fd = self->cf.fd,
+		.cgroup = self->cf.cgroup,
+		.replicas = self->cf.shared,
 	};
 	long long reclaim0, replicas0;
 	char max[32];
 	int rc;
 
-	room_on_node1_then_cache(_metadata, self->fd);
+	room_on_node1_then_cache(_metadata, self->cf.fd);
 	snprintf(max, sizeof(max), "%d", LIMIT_MB << 20);
-	ASSERT_EQ(0, cgroup_write(self->cgroup, "memory.max", max));
+	ASSERT_EQ(0, cgroup_write(self->cf.cgroup, "memory.max", max));
 	replicas0 = node_vmstat_read(1, "nr_replica_pages");
 	reclaim0 = vmstat_read("replica_reclaim");
 
 	rc = run_on_node(1, fill_limited_cgroup, &a);
 	TH_LOG("node 1 replicas %lld -> %lld, then %lld reclaimed; oom kills %lld",
 	       replicas0, *a.replicas, vmstat_read("replica_reclaim") - reclaim0,
-	       cgroup_oom_kills(self->cgroup));
+	       cgroup_oom_kills(self->cf.cgroup));
 	/* Killed by the OOM killer: 128 + SIGKILL. */
 	ASSERT_EQ(0, rc);
-	ASSERT_EQ(0, cgroup_oom_kills(self->cgroup));
+	ASSERT_EQ(0, cgroup_oom_kills(self->cf.cgroup));
 	ASSERT_LE(replicas0 + NPAGES / 2, *a.replicas);
 	ASSERT_LT(reclaim0, vmstat_read("replica_reclaim"));
 }
@@ -285,21 +260,21 @@ TEST_F(memcg, a_cgroup_at_its_limit_faults_as_without_replication)
 {
 	long long faults_none, faults_private, made;
 	struct fault_args a = {
-		.fd = self->fd,
-		.cgroup = self->cgroup,
-		.faults = self->shared,
-		.made = self->shared + 1,
+		.fd = self->cf.fd,
+		.cgroup = self->cf.cgroup,
+		.faults = self->cf.shared,
+		.made = self->cf.shared + 1,
 	};
 
-	room_on_node1_then_cache(_metadata, self->fd);
+	room_on_node1_then_cache(_metadata, self->cf.fd);
 	ASSERT_EQ(0, policy_set("none"));
 	ASSERT_EQ(0, run_on_node(1, faults_at_limit, &a));
-	faults_none = *self->shared;
-	ASSERT_EQ(0, cgroup_write(self->cgroup, "memory.max", "max"));
+	faults_none = *self->cf.shared;
+	ASSERT_EQ(0, cgroup_write(self->cf.cgroup, "memory.max", "max"));
 	ASSERT_EQ(0, policy_set("private"));
 	ASSERT_EQ(0, run_on_node(1, faults_at_limit, &a));
-	faults_private = *self->shared;
-	made = self->shared[1];
+	faults_private = *self->cf.shared;
+	made = self->cf.shared[1];
 	TH_LOG("faults to map %d pages at the limit: %lld under none, %lld under private",
 	       NPAGES, faults_none, faults_private);
 	TH_LOG("replicas made under private: %lld", made);

@@ -735,6 +735,19 @@ int cgroup_enter(const char *path)
 	return write_text_file(procs, pid);
 }
 
+unsigned char *cgroup_map_touched(const char *cgroup, int fd, size_t len)
+{
+	unsigned char *p;
+
+	if (cgroup && cgroup_enter(cgroup))
+		return NULL;
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	touch_pages(p, len);
+	return p;
+}
+
 void cgroup_remove(const char *path)
 {
 	if (cgroup_leave() || rmdir(path))
@@ -771,6 +784,63 @@ int cgroup_write(const char *path, const char *file, const char *text)
 
 	snprintf(name, sizeof(name), "%s/%s", path, file);
 	return write_text_file(name, text);
+}
+
+int cgroup_file_setup(struct cgroup_file *cf, const char *name, size_t npages,
+		      unsigned int seed, char *why, size_t whylen)
+{
+	memset(cf, 0, sizeof(*cf));
+	cf->fd = -1;
+	if (nr_online_nodes() < 2) {
+		snprintf(why, whylen, "needs 2 NUMA nodes, the guest has %d",
+			 nr_online_nodes());
+		return 1;
+	}
+	if (cgroup_create(cf->cgroup, sizeof(cf->cgroup))) {
+		snprintf(why, whylen, "no memory cgroup: %s", strerror(errno));
+		cf->cgroup[0] = '\0';
+		return 1;
+	}
+	if (policy_require("private", cf->prev_policy,
+			   sizeof(cf->prev_policy))) {
+		snprintf(why, whylen,
+			 "no replication policy \"private\" in this kernel");
+		cgroup_remove(cf->cgroup);
+		cf->cgroup[0] = '\0';
+		cf->prev_policy[0] = '\0';
+		return 1;
+	}
+	cf->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (cf->shared == MAP_FAILED)
+		return -1;
+	snprintf(cf->path, sizeof(cf->path), "%s.%d", name, getpid());
+	cf->fd = make_test_file(cf->path, npages, seed);
+	return cf->fd < 0 ? -1 : 0;
+}
+
+void cgroup_file_teardown(struct cgroup_file *cf)
+{
+	if (cf->fd >= 0) {
+		unlink(cf->path);
+		drop_all_caches();
+	}
+	if (cf->cgroup[0])
+		cgroup_remove(cf->cgroup);
+	if (cf->prev_policy[0])
+		policy_set(cf->prev_policy);
+}
+
+long room_then_cache(int node, long pages, int fd, int cache_node)
+{
+	long room;
+
+	if (drop_all_caches())
+		return -1;
+	room = node_wait_room_above_high(node, pages, 30);
+	if (room < pages)
+		return room;
+	return cache_file_on_node(fd, cache_node) ? -1 : room;
 }
 
 int smaps_field(void *addr, const char *field, char *buf, size_t len)

@@ -207,6 +207,11 @@ int cgroup_create(char *path, size_t len);
 int cgroup_create_tagged(char *path, size_t len, const char *tag);
 /* Move the calling task into @path. */
 int cgroup_enter(const char *path);
+/*
+ * Join @cgroup if set, then map @len bytes of @fd read-only and
+ * MAP_PRIVATE, and touch every page; NULL on failure.
+ */
+unsigned char *cgroup_map_touched(const char *cgroup, int fd, size_t len);
 /* Move the calling task back to the root cgroup. */
 int cgroup_leave(void);
 /* Move the calling task back to the root cgroup and remove @path. */
@@ -217,6 +222,44 @@ long long cgroup_read(const char *path, const char *file);
 long long cgroup_read_key(const char *path, const char *file, const char *key);
 /* Write @text to a cgroup file; 0 or -1 with errno set. */
 int cgroup_write(const char *path, const char *file, const char *text);
+
+/**
+ * struct cgroup_file - a memory cgroup, a test file and the policy "private"
+ * @prev_policy: the policy to switch back to
+ * @cgroup: the cgroup's path
+ * @path: the file's name
+ * @fd: the file, open for reading and writing
+ * @shared: a page the test's children write their findings in
+ *
+ * What the tests of how replicas are charged and counted set up.
+ */
+struct cgroup_file {
+	char prev_policy[32];
+	char cgroup[128];
+	char path[64];
+	int fd;
+	long long *shared;
+};
+
+/*
+ * Set @cf up with a file "@name.<pid>" of @npages pages of pattern @seed:
+ * 0; 1 if the guest lacks what the tests need (2 nodes, a memory cgroup,
+ * the policy), which @why says, and @cf is undone; -1 if a step failed.
+ */
+int cgroup_file_setup(struct cgroup_file *cf, const char *name, size_t npages,
+		      unsigned int seed, char *why, size_t whylen);
+/*
+ * Undo it, from any process: the file is unlinked, not closed, and its
+ * page cache and replicas dropped.
+ */
+void cgroup_file_teardown(struct cgroup_file *cf);
+
+/*
+ * Wait up to 30 s for @pages free pages above @node's high watermark,
+ * below which no replica is made, then cache @fd on @cache_node.  Returns
+ * the room found, in pages, or -1.
+ */
+long room_then_cache(int node, long pages, int fd, int cache_node);
 
 /*
  * The text after "@field:" in the /proc/self/smaps entry of the mapping
