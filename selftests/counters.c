@@ -141,6 +141,28 @@ static void replica_figures_read(struct replica_figures *f)
 	f->node1_meminfo_kb = node_meminfo_kb(1, "Replicas");
 }
 
+#define FIGURES_TRIES	20
+
+/*
+ * The figures come from several files, read one after the other: reclaim
+ * may take a replica in between.  Read them until nr_replica_pages stays
+ * the same across one reading; false if it never does.
+ */
+static bool replica_figures_read_settled(struct replica_figures *f)
+{
+	int try;
+
+	for (try = 0; try < FIGURES_TRIES; try++) {
+		replica_figures_read(f);
+		if (vmstat_read("nr_replica_pages") == f->vmstat_pages &&
+		    node_vmstat_read(1, "nr_replica_pages") ==
+		    f->node1_vmstat_pages)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
 TEST_F(counters, meminfo_shows_replicas_on_every_node)
 {
 	struct replica_figures f;
@@ -148,7 +170,9 @@ TEST_F(counters, meminfo_shows_replicas_on_every_node)
 	room_cache_and_warm(_metadata, self->cf.fd);
 
 	make_replicas_on_node1(_metadata, self->cf.fd, self->cf.shared, NULL);
-	replica_figures_read(&f);
+	ASSERT_TRUE(replica_figures_read_settled(&f))
+		TH_LOG("nr_replica_pages changed across each of %d readings",
+		       FIGURES_TRIES);
 	TH_LOG("nr_replica_pages %lld, Replicas: %lld kB, over the nodes %lld kB",
 	       f.vmstat_pages, f.meminfo_kb, f.nodes_meminfo_kb);
 	TH_LOG("node 1: nr_replica_pages %lld, Replicas: %lld kB",
@@ -162,57 +186,88 @@ TEST_F(counters, meminfo_shows_replicas_on_every_node)
 }
 
 /*
- * The page-cache term of MemAvailable (si_mem_available()): the file LRUs
- * and the replicas, less what must stay, half of them at most.
+ * A reclaimable term of MemAvailable (si_mem_available()): what can be
+ * reclaimed, less what must stay, half of it at most.
  */
-static long long available_cache_kb(long long cache_kb, long long low_kb)
+static long long available_term_kb(long long reclaimable_kb, long long low_kb)
 {
-	return cache_kb - (cache_kb / 2 < low_kb ? cache_kb / 2 : low_kb);
+	return reclaimable_kb - (reclaimable_kb / 2 < low_kb ?
+				 reclaimable_kb / 2 : low_kb);
 }
 
-struct avail_figures {
-	long long avail_kb, free_kb, cache_kb;
+/* The meminfo lines MemAvailable is made of, read at one instant. */
+enum {
+	AVAIL, FREE, ACTIVE_FILE, INACTIVE_FILE, REPLICAS, KRECLAIMABLE,
+	NR_AVAIL_KEYS
 };
 
-static void avail_figures_read(struct avail_figures *f)
+static const char * const avail_keys[NR_AVAIL_KEYS] = {
+	[AVAIL] = "MemAvailable",
+	[FREE] = "MemFree",
+	[ACTIVE_FILE] = "Active(file)",
+	[INACTIVE_FILE] = "Inactive(file)",
+	[REPLICAS] = "Replicas",
+	[KRECLAIMABLE] = "KReclaimable",
+};
+
+struct avail_figures {
+	long long kb[NR_AVAIL_KEYS];
+	long long low_kb;	/* the zones' low watermarks */
+	long long cache_kb;	/* the page cache and the replicas */
+	long long terms_kb;	/* the reclaimable terms */
+};
+
+static int avail_figures_read(struct avail_figures *f)
 {
+	int node, k;
+
 	vmstat_fold();
-	f->avail_kb = meminfo_kb("MemAvailable");
-	f->free_kb = meminfo_kb("MemFree");
-	f->cache_kb = meminfo_kb("Active(file)") + meminfo_kb("Inactive(file)") +
-		      meminfo_kb("Replicas");
+	f->low_kb = 0;
+	for (node = 0; node < nr_online_nodes(); node++)
+		f->low_kb += node_zoneinfo(node, "low") * 4;
+	if (meminfo_snapshot(avail_keys, f->kb, NR_AVAIL_KEYS))
+		return -1;
+	for (k = 0; k < NR_AVAIL_KEYS; k++)
+		if (f->kb[k] < 0)
+			return -1;
+	f->cache_kb = f->kb[ACTIVE_FILE] + f->kb[INACTIVE_FILE] +
+		      f->kb[REPLICAS];
+	f->terms_kb = available_term_kb(f->cache_kb, f->low_kb) +
+		      available_term_kb(f->kb[KRECLAIMABLE], f->low_kb);
+	return 0;
 }
 
 TEST_F(counters, memavailable_counts_replicas_as_reclaimable)
 {
 	struct avail_figures a0, a1;
-	long long low_kb = 0, made_kb, moved_kb, want_kb;
-	int node;
+	long long made_kb, moved_kb, want_kb;
 
 	room_cache_and_warm(_metadata, self->cf.fd);
 
-	for (node = 0; node < nr_online_nodes(); node++)
-		low_kb += node_zoneinfo(node, "low") * 4;
-	avail_figures_read(&a0);
+	ASSERT_EQ(0, avail_figures_read(&a0));
 	make_replicas_on_node1(_metadata, self->cf.fd, self->cf.shared, NULL);
-	avail_figures_read(&a1);
+	ASSERT_EQ(0, avail_figures_read(&a1));
 
 	/*
-	 * MemAvailable moves with MemFree, and with its page-cache term,
-	 * which the replicas join: without them in it, it would fall by
-	 * what they took from MemFree.  Slab, the rest of it, hardly moves.
+	 * MemAvailable moves with MemFree and with its reclaimable terms:
+	 * the page cache's, which the replicas join, and the reclaimable
+	 * slab's.  Without the replicas in it, it would fall by what they
+	 * took from MemFree.  Only a watermark boost that comes or goes in
+	 * between, or counters that change while meminfo is made, move it
+	 * otherwise.
 	 */
 	made_kb = a1.cache_kb - a0.cache_kb;
-	moved_kb = (a1.avail_kb - a0.avail_kb) - (a1.free_kb - a0.free_kb);
-	want_kb = available_cache_kb(a1.cache_kb, low_kb) -
-		  available_cache_kb(a0.cache_kb, low_kb);
-	TH_LOG("low watermarks %lld kB; page cache and replicas %lld -> %lld kB",
-	       low_kb, a0.cache_kb, a1.cache_kb);
+	moved_kb = (a1.kb[AVAIL] - a0.kb[AVAIL]) - (a1.kb[FREE] - a0.kb[FREE]);
+	want_kb = a1.terms_kb - a0.terms_kb;
+	TH_LOG("low watermarks %lld -> %lld kB", a0.low_kb, a1.low_kb);
+	TH_LOG("page cache and replicas %lld -> %lld kB; KReclaimable %lld -> %lld kB",
+	       a0.cache_kb, a1.cache_kb, a0.kb[KRECLAIMABLE],
+	       a1.kb[KRECLAIMABLE]);
 	TH_LOG("MemFree %lld -> %lld kB; MemAvailable %lld -> %lld kB",
-	       a0.free_kb, a1.free_kb, a0.avail_kb, a1.avail_kb);
-	TH_LOG("MemAvailable less MemFree moved %lld kB, its page-cache term %lld kB",
+	       a0.kb[FREE], a1.kb[FREE], a0.kb[AVAIL], a1.kb[AVAIL]);
+	TH_LOG("MemAvailable less MemFree moved %lld kB, its reclaimable terms %lld kB",
 	       moved_kb, want_kb);
-	ASSERT_LE(NPAGES * 4, made_kb);
+	ASSERT_LE(NPAGES * 4, a1.kb[REPLICAS] - a0.kb[REPLICAS]);
 	/* At least half of what the replicas add counts. */
 	ASSERT_LE(made_kb / 2, want_kb);
 	ASSERT_GT(made_kb / 4, llabs(moved_kb - want_kb));

@@ -318,38 +318,58 @@ long long node_vmstat_read(int node, const char *name)
 	return read_vmstat_file(node_file_open(node, "vmstat"), name);
 }
 
-/* The @key line of a meminfo file, each line prefixed by @skip fields. */
-static long long read_meminfo_file(FILE *f, int skip, const char *key)
+/*
+ * The lines of @n @keys in one read of a meminfo file, each line prefixed
+ * by @skip fields, into @kb (-1 where absent): one read, so that figures
+ * that si_mem_available() derives from each other are of one instant.
+ */
+static int read_meminfo_keys(FILE *f, int skip, const char *const *keys,
+			     long long *kb, int n)
 {
 	char line[256], *p;
-	size_t klen = strlen(key);
-	long long kb = -1;
-	int i;
+	size_t klen;
+	int i, k;
 
+	for (k = 0; k < n; k++)
+		kb[k] = -1;
 	if (!f)
 		return -1;
-	while (kb < 0 && fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f)) {
 		p = line;
 		for (i = 0; i < skip && p; i++) {
 			p = strchr(p, ' ');
 			p = p ? p + strspn(p, " ") : NULL;
 		}
-		if (p && !strncmp(p, key, klen) && p[klen] == ':')
-			sscanf(p + klen + 1, "%lld", &kb);
+		for (k = 0; p && k < n; k++) {
+			klen = strlen(keys[k]);
+			if (!strncmp(p, keys[k], klen) && p[klen] == ':')
+				sscanf(p + klen + 1, "%lld", &kb[k]);
+		}
 	}
 	fclose(f);
-	return kb;
+	return 0;
+}
+
+int meminfo_snapshot(const char *const *keys, long long *kb, int n)
+{
+	return read_meminfo_keys(fopen("/proc/meminfo", "r"), 0, keys, kb, n);
 }
 
 long long meminfo_kb(const char *key)
 {
-	return read_meminfo_file(fopen("/proc/meminfo", "r"), 0, key);
+	long long kb;
+
+	meminfo_snapshot(&key, &kb, 1);
+	return kb;
 }
 
 long long node_meminfo_kb(int node, const char *key)
 {
+	long long kb;
+
 	/* "Node 1 MemFree: ..." */
-	return read_meminfo_file(node_file_open(node, "meminfo"), 2, key);
+	read_meminfo_keys(node_file_open(node, "meminfo"), 2, &key, &kb, 1);
+	return kb;
 }
 
 long node_free_pages(int node)

@@ -119,6 +119,12 @@ long long node_vmstat_read(int node, const char *name);
 /* The "@key: N kB" line of /proc/meminfo, in kB; -1 if absent. */
 long long meminfo_kb(const char *key);
 
+/*
+ * The @n @keys' lines of one read of /proc/meminfo into @kb, in kB (-1
+ * where absent); -1 if it cannot be read.
+ */
+int meminfo_snapshot(const char *const *keys, long long *kb, int n);
+
 /* The "Node @node @key: N kB" line of the node's meminfo; -1 if absent. */
 long long node_meminfo_kb(int node, const char *key);
 
