@@ -21,6 +21,7 @@
 #include <linux/sched.h>
 #include <linux/sched/coredump.h>
 #include <linux/topology.h>
+#include <linux/tracepoint-defs.h>
 #include <linux/types.h>
 #include <linux/vmstat.h>
 #include <linux/xarray.h>
@@ -61,6 +62,55 @@ struct replica_request {
 	pgoff_t index;
 	int nid;
 	unsigned int kinds;
+};
+
+/**
+ * enum replica_drop_reason - why a replica is dropped
+ * @REPLICA_DROP_WRITE: its file was opened for write or mapped writable
+ * @REPLICA_DROP_TRUNCATE: its file was truncated or hole-punched, or its
+ *	inode is being evicted
+ * @REPLICA_DROP_INVALIDATE: its page cache is being invalidated (direct
+ *	I/O, a filesystem's own invalidation)
+ * @REPLICA_DROP_INODE: its original had left the page cache by another way
+ *	than truncation when its inode was evicted
+ * @REPLICA_DROP_UNCACHE: unmapped, let go for drop_caches or
+ *	POSIX_FADV_DONTNEED
+ * @REPLICA_DROP_SHRINK: memory pressure on its node or memory cgroup
+ * @REPLICA_DROP_POLICY: a policy that does not make its kind became current
+ * @REPLICA_DROP_MIGRATE: its original is being migrated
+ * @REPLICA_DROP_RECLAIM: its original is being reclaimed
+ * @REPLICA_DROP_SPLIT: its original is being split
+ * @REPLICA_DROP_THP_COLLAPSE: its original is being collapsed into a THP
+ * @REPLICA_DROP_MEMORY_FAILURE: a memory error in it or its original
+ * @REPLICA_DROP_SOFT_OFFLINE: its original or it is being soft offlined
+ * @REPLICA_DROP_LONGTERM_PIN: a long-term pin asked for its page
+ * @REPLICA_DROP_MOVE: it could not be migrated within its node
+ * @REPLICA_DROP_STALE: it copies a page that left the page cache meanwhile
+ * @REPLICA_DROP_NR: number of reasons
+ *
+ * The replica_drop tracepoint reports it; the first four count in
+ * REPLICA_COLLAPSE (the page cache may change), the next three in
+ * REPLICA_RECLAIM (memory is wanted back), the rest in REPLICA_EVICT (the
+ * kernel moves or frees the original, or the replica itself).
+ */
+enum replica_drop_reason {
+	REPLICA_DROP_WRITE,
+	REPLICA_DROP_TRUNCATE,
+	REPLICA_DROP_INVALIDATE,
+	REPLICA_DROP_INODE,
+	REPLICA_DROP_UNCACHE,
+	REPLICA_DROP_SHRINK,
+	REPLICA_DROP_POLICY,
+	REPLICA_DROP_MIGRATE,
+	REPLICA_DROP_RECLAIM,
+	REPLICA_DROP_SPLIT,
+	REPLICA_DROP_THP_COLLAPSE,
+	REPLICA_DROP_MEMORY_FAILURE,
+	REPLICA_DROP_SOFT_OFFLINE,
+	REPLICA_DROP_LONGTERM_PIN,
+	REPLICA_DROP_MOVE,
+	REPLICA_DROP_STALE,
+	REPLICA_DROP_NR
 };
 
 /**
@@ -189,13 +239,14 @@ void replica_mapping_release(struct address_space *mapping);
  */
 
 void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
-			      pgoff_t last);
+			      pgoff_t last, enum replica_drop_reason why);
 
 /**
  * replica_block_begin - stop replication of a mapping while it changes
  * @mapping: the mapping about to be truncated or invalidated
  * @first: first index that changes
  * @last: last index that changes, inclusive
+ * @why: REPLICA_DROP_TRUNCATE or REPLICA_DROP_INVALIDATE
  *
  * Removes the replicas of [@first, @last] and keeps new replicas of the
  * whole mapping from being made until replica_block_end().  Not behind the
@@ -203,13 +254,14 @@ void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
  * hold off the replicas of a policy switched on meanwhile.
  */
 static inline void replica_block_begin(struct address_space *mapping,
-				       pgoff_t first, pgoff_t last)
+				       pgoff_t first, pgoff_t last,
+				       enum replica_drop_reason why)
 {
 	atomic_inc(&mapping->i_replica_block);
 	/* Pairs with the full barrier of a replica maker after publishing. */
 	smp_mb__after_atomic();
 	if (READ_ONCE(mapping->i_replicas))
-		__replica_collapse_range(mapping, first, last);
+		__replica_collapse_range(mapping, first, last, why);
 }
 
 /**
@@ -298,6 +350,9 @@ static inline void replica_note_mm(struct mm_struct *mm)
 		set_bit(MMF_REPLICA_MAPPED, &mm->flags);
 }
 
+DECLARE_TRACEPOINT(replica_map);
+void replica_trace_map(struct folio *replica);
+
 /**
  * replica_mapped - count a replica that is mapped again
  * @replica: a replica in the store, about to be mapped
@@ -312,6 +367,8 @@ static inline void replica_mapped(struct folio *replica, struct mm_struct *mm,
 	replica_note_use(replica, use);
 	replica_note_mm(mm);
 	replica_count_events(replica, REPLICA_MAP, 1);
+	if (tracepoint_enabled(replica_map))
+		replica_trace_map(replica);
 }
 
 bool __replica_leaves_pmd(struct vm_area_struct *vma, struct folio *folio);
@@ -499,7 +556,7 @@ static inline bool replica_may_have_copies(const struct folio *folio)
 }
 
 bool __replica_free_copies(struct folio *original, bool may_wait,
-			   bool keep_mlocked);
+			   bool keep_mlocked, enum replica_drop_reason why);
 
 /**
  * replica_free_copies - drop the replicas that hold a page-cache folio
@@ -507,6 +564,8 @@ bool __replica_free_copies(struct folio *original, bool may_wait,
  * @may_wait: sleep for the lock of a busy replica
  * @keep_mlocked: keep the replicas that mlocked mappings map (for reclaim
  *	and compaction, which leave mlocked page cache alone)
+ * @why: what is done to @folio: REPLICA_DROP_MIGRATE, _RECLAIM, _SPLIT,
+ *	_THP_COLLAPSE, _MEMORY_FAILURE or _SOFT_OFFLINE
  *
  * A replica holds a reference on its original, which keeps the original
  * from migrating and from leaving the page cache.  Replicas are copies
@@ -515,27 +574,30 @@ bool __replica_free_copies(struct folio *original, bool may_wait,
  * Return: true if no replica holds @folio any more.
  */
 static inline bool replica_free_copies(struct folio *folio, bool may_wait,
-				       bool keep_mlocked)
+				       bool keep_mlocked,
+				       enum replica_drop_reason why)
 {
 	if (!replica_may_have_copies(folio))
 		return true;
-	return __replica_free_copies(folio, may_wait, keep_mlocked);
+	return __replica_free_copies(folio, may_wait, keep_mlocked, why);
 }
 
 /**
  * replica_free_copies_to_split - drop every replica of a folio that must split
  * @folio: a large page-cache folio, referenced but not locked, that memory
  *	failure or soft offlining is about to split
+ * @why: REPLICA_DROP_MEMORY_FAILURE or REPLICA_DROP_SOFT_OFFLINE
  *
  * The replicas that mlocked mappings map keep a folio whole against other
  * splits; a poisoned page must be split off all the same.
  */
-static inline void replica_free_copies_to_split(struct folio *folio)
+static inline void replica_free_copies_to_split(struct folio *folio,
+						enum replica_drop_reason why)
 {
 	if (!static_branch_unlikely(&replica_active))
 		return;
 	folio_lock(folio);
-	replica_free_copies(folio, true, false);
+	replica_free_copies(folio, true, false, why);
 	folio_unlock(folio);
 }
 
@@ -563,7 +625,8 @@ static inline int replica_referenced(struct folio *folio, int is_locked,
 	return __replica_referenced(folio, is_locked, memcg, vm_flags);
 }
 
-bool replica_evict(struct folio *replica, bool may_wait);
+bool replica_evict(struct folio *replica, bool may_wait,
+		   enum replica_drop_reason why);
 enum mf_result replica_memory_failure(struct folio *replica);
 
 /**
@@ -759,7 +822,8 @@ static inline void replica_mapping_release(struct address_space *mapping) { }
 /* What writers call: mm/replica/collapse.c */
 
 static inline void replica_block_begin(struct address_space *mapping,
-				       pgoff_t first, pgoff_t last) { }
+				       pgoff_t first, pgoff_t last,
+				       enum replica_drop_reason why) { }
 static inline void replica_block_end(struct address_space *mapping) { }
 static inline void replica_drop_unmapped(struct address_space *mapping,
 					 pgoff_t first, pgoff_t last) { }
@@ -817,12 +881,14 @@ static inline vm_fault_t replica_fault_around_pmd(struct vm_fault *vmf,
 /* What the kernel's movers call: mm/replica/movers.c */
 
 static inline bool replica_free_copies(struct folio *folio, bool may_wait,
-				       bool keep_mlocked)
+				       bool keep_mlocked,
+				       enum replica_drop_reason why)
 {
 	return true;
 }
 
-static inline void replica_free_copies_to_split(struct folio *folio) { }
+static inline void replica_free_copies_to_split(struct folio *folio,
+						enum replica_drop_reason why) { }
 
 static inline int replica_referenced(struct folio *folio, int is_locked,
 				     struct mem_cgroup *memcg,
@@ -831,7 +897,8 @@ static inline int replica_referenced(struct folio *folio, int is_locked,
 	return 0;
 }
 
-static inline bool replica_evict(struct folio *replica, bool may_wait)
+static inline bool replica_evict(struct folio *replica, bool may_wait,
+				 enum replica_drop_reason why)
 {
 	return false;
 }

@@ -16,13 +16,13 @@
 
 void __replica_collapse_for_write(struct address_space *mapping)
 {
-	replica_collapse_range(mapping, 0, ULONG_MAX);
+	replica_collapse_range(mapping, 0, ULONG_MAX, REPLICA_DROP_WRITE);
 }
 
 void __replica_collapse_range(struct address_space *mapping, pgoff_t first,
-			      pgoff_t last)
+			      pgoff_t last, enum replica_drop_reason why)
 {
-	replica_collapse_range(mapping, first, last);
+	replica_collapse_range(mapping, first, last, why);
 }
 
 void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
@@ -67,8 +67,7 @@ void __replica_drop_unmapped(struct address_space *mapping, pgoff_t first,
 				replica_inject_drop_delay();
 				replica_unlink(tree, replica, true);
 				folio_unlock(original);
-				replica_count_events(replica, REPLICA_RECLAIM,
-						     folio_nr_pages(replica));
+				replica_dropped(replica, REPLICA_DROP_UNCACHE);
 				replica_release(replica);
 			} else {
 				folio_unlock(original);

@@ -182,7 +182,7 @@ void __replica_fault(struct vm_fault *vmf)
 			 * for.
 			 */
 			folio_unlock(replica);
-			replica_evict(replica, false);
+			replica_evict(replica, false, REPLICA_DROP_STALE);
 			folio_put(replica);
 			return;
 		}

@@ -147,6 +147,7 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
 bool replica_take(struct folio *replica, bool may_wait);
 void replica_unmap(struct folio *replica);
 void replica_release(struct folio *replica);
+void replica_dropped(struct folio *replica, enum replica_drop_reason why);
 struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 			     const struct replica_request *req,
 			     const struct replica_policy *policy,
@@ -154,7 +155,8 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 unsigned long replica_count_read(struct replica_tree *tree, int nid,
 				 pgoff_t index);
 unsigned long replica_collapse_range(struct address_space *mapping,
-				     pgoff_t first, pgoff_t last);
+				     pgoff_t first, pgoff_t last,
+				     enum replica_drop_reason why);
 
 /* The fault path: mm/replica/fault.c */
 

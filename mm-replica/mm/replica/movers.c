@@ -25,10 +25,10 @@
 #include "internal.h"
 
 /* Unmap and release a locked replica that is out of the store. */
-static void replica_drop(struct folio *replica)
+static void replica_drop(struct folio *replica, enum replica_drop_reason why)
 {
 	replica_unmap(replica);
-	replica_count_events(replica, REPLICA_EVICT, folio_nr_pages(replica));
+	replica_dropped(replica, why);
 	replica_release(replica);
 }
 
@@ -37,6 +37,7 @@ static void replica_drop(struct folio *replica)
  * @original: the folio, locked
  * @may_wait: sleep for the lock of a busy replica
  * @keep_mlocked: keep the replicas that mlocked mappings map
+ * @why: what is done to @original
  *
  * Forgets the remote reads counted at its index, too.
  *
@@ -46,7 +47,7 @@ static void replica_drop(struct folio *replica)
  * Return: true if no replica of @original is left in the store.
  */
 bool __replica_free_copies(struct folio *original, bool may_wait,
-			   bool keep_mlocked)
+			   bool keep_mlocked, enum replica_drop_reason why)
 {
 	struct replica_tree *tree = READ_ONCE(original->mapping->i_replicas);
 	bool all_gone = true;
@@ -86,7 +87,7 @@ bool __replica_free_copies(struct folio *original, bool may_wait,
 			folio_unlock(replica);
 		} else if (replica_current_copy(tree, replica, nid, original)) {
 			replica_unlink(tree, replica, true);
-			replica_drop(replica);
+			replica_drop(replica, why);
 		} else {
 			folio_unlock(replica);
 		}
@@ -155,6 +156,7 @@ int __replica_referenced(struct folio *original, int is_locked,
  * @replica: a folio that folio_test_replica() says is a replica, which the
  *	caller holds a reference on but has not locked
  * @may_wait: sleep for busy locks
+ * @why: REPLICA_DROP_MEMORY_FAILURE, _SOFT_OFFLINE, _LONGTERM_PIN or _STALE
  *
  * For those who find a replica by its page frame or its page table entry
  * rather than by its original and cannot migrate it: memory failure, soft
@@ -163,11 +165,12 @@ int __replica_referenced(struct folio *original, int is_locked,
  * Return: true if this call took @replica out of the store and unmapped
  * it; it is freed once the caller's and any other reference are gone.
  */
-bool replica_evict(struct folio *replica, bool may_wait)
+bool replica_evict(struct folio *replica, bool may_wait,
+		   enum replica_drop_reason why)
 {
 	if (!replica_take(replica, may_wait))
 		return false;
-	replica_drop(replica);
+	replica_drop(replica, why);
 	return true;
 }
 
@@ -185,7 +188,7 @@ bool replica_evict(struct folio *replica, bool may_wait)
  */
 enum mf_result replica_memory_failure(struct folio *replica)
 {
-	replica_evict(replica, true);
+	replica_evict(replica, true, REPLICA_DROP_MEMORY_FAILURE);
 	if (folio_ref_count(replica) > 1) {
 		pr_err("%#lx: poisoned replica still referenced by %d users\n",
 		       folio_pfn(replica), folio_ref_count(replica) - 1);

@@ -121,7 +121,8 @@ bool replica_mlocked(struct folio *replica)
  * reclaim and the counters are told how many pages.
  */
 static unsigned long replica_dispose(struct list_head *dispose,
-				     bool keep_mlocked)
+				     bool keep_mlocked,
+				     enum replica_drop_reason why)
 {
 	struct folio *replica, *next;
 	unsigned long released = 0, replicas = 0;
@@ -145,8 +146,7 @@ static unsigned long replica_dispose(struct list_head *dispose,
 		replica_unmap(replica);
 		released += folio_nr_pages(replica);
 		replicas++;
-		replica_count_events(replica, REPLICA_RECLAIM,
-				     folio_nr_pages(replica));
+		replica_dropped(replica, why);
 		replica_release(replica);
 	}
 	/*
@@ -198,7 +198,8 @@ static unsigned long replica_shrink_scan(struct shrinker *shrinker,
 
 			list_lru_walk_one(lru, sc->nid, sc->memcg,
 					  replica_isolate, &isolate, &walk);
-			freed += replica_dispose(&isolate.dispose, true);
+			freed += replica_dispose(&isolate.dispose, true,
+						 REPLICA_DROP_SHRINK);
 			/* A walk that stopped early took all it could. */
 			if (walk)
 				break;
@@ -224,7 +225,7 @@ static void replica_drop_list(struct list_lru *lru, int nid,
 
 		list_lru_walk_one(lru, nid, memcg, replica_isolate, isolate,
 				  &walk);
-		replica_dispose(&isolate->dispose, false);
+		replica_dispose(&isolate->dispose, false, REPLICA_DROP_POLICY);
 		cond_resched();
 		/* A walk that stopped early found the list shorter. */
 		if (walk)

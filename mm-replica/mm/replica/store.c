@@ -56,6 +56,9 @@
 
 #include "internal.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/replica.h>
+
 /*
  * Replicas are an optimisation: take them only from the target node's free
  * memory (no reclaim, no kswapd wake-up, no warning).  They are movable
@@ -322,6 +325,55 @@ static void replica_retire(struct folio *replica)
 }
 
 /*
+ * The event a drop counts in: a collapse lets the page cache change, a
+ * reclaim gives memory back, an eviction follows what the kernel does to
+ * the original or the replica itself.  No default: the compiler names a
+ * reason left out.
+ */
+static enum vm_event_item replica_drop_event(enum replica_drop_reason why)
+{
+	switch (why) {
+	case REPLICA_DROP_WRITE:
+	case REPLICA_DROP_TRUNCATE:
+	case REPLICA_DROP_INVALIDATE:
+	case REPLICA_DROP_INODE:
+		return REPLICA_COLLAPSE;
+	case REPLICA_DROP_UNCACHE:
+	case REPLICA_DROP_SHRINK:
+	case REPLICA_DROP_POLICY:
+		return REPLICA_RECLAIM;
+	case REPLICA_DROP_MIGRATE:
+	case REPLICA_DROP_RECLAIM:
+	case REPLICA_DROP_SPLIT:
+	case REPLICA_DROP_THP_COLLAPSE:
+	case REPLICA_DROP_MEMORY_FAILURE:
+	case REPLICA_DROP_SOFT_OFFLINE:
+	case REPLICA_DROP_LONGTERM_PIN:
+	case REPLICA_DROP_MOVE:
+	case REPLICA_DROP_STALE:
+	case REPLICA_DROP_NR:
+		break;
+	}
+	return REPLICA_EVICT;
+}
+
+/*
+ * Count and trace a locked replica that is out of the store and mapped
+ * nowhere, for @why, before it is released.
+ */
+void replica_dropped(struct folio *replica, enum replica_drop_reason why)
+{
+	replica_count_events(replica, replica_drop_event(why),
+			     folio_nr_pages(replica));
+	trace_replica_drop(replica, replica_info(replica)->mapping, why);
+}
+
+void replica_trace_map(struct folio *replica)
+{
+	trace_replica_map(replica, replica_info(replica)->mapping);
+}
+
+/*
  * Release a locked replica that is out of the store and mapped nowhere,
  * and unlock it.
  */
@@ -407,7 +459,7 @@ static int replica_migrate_page(struct page *dst_page, struct page *src_page,
 		replica_unlink(tree, src, true);
 		folio_unlock(original);
 		replica_unmap(src);
-		replica_count_events(src, REPLICA_EVICT, nr);
+		replica_dropped(src, REPLICA_DROP_MOVE);
 		replica_retire(src);
 		return MIGRATEPAGE_SUCCESS;
 	}
@@ -565,6 +617,7 @@ struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 	replica_count_events(replica, REPLICA_ALLOC, nr);
 	if (nr > 1)
 		replica_count_events(replica, REPLICA_ALLOC_LARGE, 1);
+	trace_replica_make(replica, mapping);
 	folio_get(replica);
 	return replica;
 
@@ -721,11 +774,13 @@ static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
 
 /*
  * Remove every replica that covers an index of [@first, @last] from the
- * store, unmap it and release it, and forget the read counts there.
- * Returns how many pages of replicas were removed.
+ * store, unmap it and release it, and forget the read counts there;
+ * @why is REPLICA_DROP_WRITE, _TRUNCATE, _INVALIDATE or _INODE.  Returns
+ * how many pages of replicas were removed.
  */
 unsigned long replica_collapse_range(struct address_space *mapping,
-				     pgoff_t first, pgoff_t last)
+				     pgoff_t first, pgoff_t last,
+				     enum replica_drop_reason why)
 {
 	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
 	struct folio *batch[REPLICA_COLLAPSE_BATCH];
@@ -777,8 +832,7 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 			for (i = 0; i < n; i++) {
 				replica = batch[i];
 				collapsed += folio_nr_pages(replica);
-				replica_count_events(replica, REPLICA_COLLAPSE,
-						     folio_nr_pages(replica));
+				replica_dropped(replica, why);
 				replica_release(replica);
 				folio_put(replica);
 			}
@@ -804,7 +858,7 @@ void replica_mapping_release(struct address_space *mapping)
 
 	if (!tree)
 		return;
-	replica_collapse_range(mapping, 0, ULONG_MAX);
+	replica_collapse_range(mapping, 0, ULONG_MAX, REPLICA_DROP_INODE);
 	for (nid = 0; nid < nr_node_ids; nid++)
 		xa_destroy(&tree->nodes[nid]);
 	mapping->i_replicas = NULL;

@@ -257,7 +257,9 @@ static void replica_store_collapses_range(struct kunit *test)
 	tree = mapping->i_replicas;
 	KUNIT_EXPECT_EQ(test, 1UL, replica_count_read(tree, st->nid, 2));
 
-	KUNIT_EXPECT_EQ(test, 3UL, replica_collapse_range(mapping, 2, 5));
+	KUNIT_EXPECT_EQ(test, 3UL,
+			replica_collapse_range(mapping, 2, 5,
+					       REPLICA_DROP_TRUNCATE));
 	for (i = 0; i < STORE_TEST_PAGES; i++) {
 		bool kept = (i < 2 || i > 5);
 
@@ -345,7 +347,9 @@ static void replica_store_large_replica(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st->replicas_before + 4,
 			atomic_long_read(&replica_count));
 
-	KUNIT_EXPECT_EQ(test, 4UL, replica_collapse_range(mapping, 18, 18));
+	KUNIT_EXPECT_EQ(test, 4UL,
+			replica_collapse_range(mapping, 18, 18,
+					       REPLICA_DROP_TRUNCATE));
 	for (i = 16; i < 20; i++)
 		KUNIT_EXPECT_NULL(test, store_lookup(test, i));
 	KUNIT_EXPECT_EQ(test, st->replicas_before,
@@ -373,7 +377,7 @@ static void replica_store_read_skips_poisoned_page(struct kunit *test)
 
 	original = store_make_large(test, 48, 0xd0, 2, &replica);
 	if (folio_nid(original) == st->nid) {
-		replica_collapse_range(mapping, 48, 48);
+		replica_collapse_range(mapping, 48, 48, REPLICA_DROP_TRUNCATE);
 		folio_put(replica);
 		original->mapping = NULL;
 		folio_put(original);
@@ -394,7 +398,7 @@ static void replica_store_read_skips_poisoned_page(struct kunit *test)
 
 	/* Never really poisoned: free it as it was. */
 	ClearPageHWPoison(poisoned);
-	replica_collapse_range(mapping, 48, 48);
+	replica_collapse_range(mapping, 48, 48, REPLICA_DROP_TRUNCATE);
 	folio_put(replica);
 	original->mapping = NULL;
 	folio_put(original);
@@ -553,7 +557,8 @@ static void replica_store_large_replica_migrates(struct kunit *test)
 		KUNIT_EXPECT_PTR_EQ(test, moved, store_lookup(test, i));
 	folio_put(replica);
 	KUNIT_EXPECT_EQ(test, 4UL,
-			replica_collapse_range(store_mapping(st), 40, 43));
+			replica_collapse_range(store_mapping(st), 40, 43,
+					       REPLICA_DROP_TRUNCATE));
 	original->mapping = NULL;
 	folio_put(original);
 }
@@ -585,7 +590,8 @@ replica_store_pageblock_of_a_large_replica_isolates(struct kunit *test)
 	undo_isolate_page_range(start, start + pageblock_nr_pages,
 				migratetype);
 	folio_put(replica);
-	replica_collapse_range(store_mapping(st), 512, 1023);
+	replica_collapse_range(store_mapping(st), 512, 1023,
+			       REPLICA_DROP_TRUNCATE);
 	original->mapping = NULL;
 	folio_put(original);
 }
