@@ -5,6 +5,7 @@
  * fault-around maps the local replicas of the neighbouring pages.
  */
 
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
@@ -105,6 +106,9 @@ replica_policy_wants(const struct replica_request *req, enum replica_tier *tier)
 		want = policy->kinds & REPLICA_KIND_ADVISED;
 	else
 		want = policy->want_fault(req);
+	/* Last: the memcg walk costs more than the policy's decision. */
+	if (want && !mem_cgroup_replication_enabled(req->vma->vm_mm))
+		want = false;
 	if (!want)
 		policy = NULL;
 	else if (tier)

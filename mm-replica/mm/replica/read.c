@@ -6,6 +6,7 @@
  */
 
 #include <linux/fs.h>
+#include <linux/memcontrol.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/vmstat.h>
@@ -26,7 +27,8 @@ void __replica_read_start(struct file *file, struct replica_read *rr)
 		return;
 	rcu_read_lock();
 	policy = rcu_dereference(replica_current);
-	if (policy->want_read && policy->want_read(&req)) {
+	if (policy->want_read && policy->want_read(&req) &&
+	    mem_cgroup_replication_enabled(NULL)) {
 		rr->nid = req.nid;
 		rr->policy = policy;
 		rr->tier = replica_policy_tier(policy, &req);
