@@ -19,8 +19,9 @@
  *   coherence_fuzz [-n OPS] [-s SEED]      (or SEED=... in the environment)
  *
  * The last line reads
- *   coherence-fuzz: ops=N replicas_made=N collapses=N stale=N seed=S
- * and the exit status is 0 only when stale is 0 and every operation ran.
+ *   coherence-fuzz: ops=N replicas_made=N collapses=N wasted=N stale=N seed=S
+ * (wasted: replica pages dropped before anyone used them again) and the
+ * exit status is 0 only when stale is 0 and every operation ran.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -524,7 +525,7 @@ static void bad_arguments(const char *argv0)
 int main(int argc, char **argv)
 {
 	unsigned long long nr_ops = 400, seed, ops;
-	long long made0, collapse0;
+	long long made0, collapse0, wasted0;
 	char prev_policy[32] = "", file[64];
 	const char *env = getenv("SEED");
 	int opt, fd;
@@ -586,6 +587,7 @@ int main(int argc, char **argv)
 
 	made0 = vmstat_read("replica_alloc");
 	collapse0 = vmstat_read("replica_collapse");
+	wasted0 = vmstat_read("replica_wasted");
 	stale += readers_verify();
 	for (sh->op = 1; sh->op <= nr_ops; sh->op++) {
 		enum op op = random_below(NR_OPS);
@@ -606,8 +608,10 @@ int main(int argc, char **argv)
 	unlink(path);
 	unlink(exe_copy);
 
-	printf("coherence-fuzz: ops=%llu replicas_made=%lld collapses=%lld stale=%llu seed=%llu\n",
+	printf("coherence-fuzz: ops=%llu replicas_made=%lld collapses=%lld",
 	       ops, vmstat_read("replica_alloc") - made0,
-	       vmstat_read("replica_collapse") - collapse0, stale, seed);
+	       vmstat_read("replica_collapse") - collapse0);
+	printf(" wasted=%lld stale=%llu seed=%llu\n",
+	       vmstat_read("replica_wasted") - wasted0, stale, seed);
 	return stale || failures ? 1 : 0;
 }

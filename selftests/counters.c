@@ -4,7 +4,8 @@
  * and each node's meminfo, counted as reclaimable in MemAvailable,
  * "replica" and the replica events in a cgroup's memory.stat and
  * memory.numa_stat, and "Replicated:" per mapping in /proc/PID/smaps.
- * Every figure must add up to nr_replica_pages.
+ * Every figure must add up to nr_replica_pages.  replica_wasted counts
+ * the replicas dropped before anyone used them again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -302,7 +303,7 @@ static long long numa_stat_read(const char *cgroup, const char *key, int node)
 static const char * const replica_events[] = {
 	"replica_alloc", "replica_alloc_fail", "replica_map", "replica_read",
 	"replica_collapse", "replica_reclaim", "replica_evict",
-	"replica_migrate", "replica_follow",
+	"replica_migrate", "replica_follow", "replica_wasted",
 };
 
 #define NR_EVENTS	ARRAY_SIZE(replica_events)
@@ -368,6 +369,87 @@ TEST_F(counters, memory_stat_counts_the_cgroups_replicas_and_events)
 	cgroup_replicas_read(_metadata, self->cf.cgroup, events0, &r);
 	ASSERT_EQ(0, r.pages);
 	ASSERT_EQ(r.made, r.removed);
+}
+
+/* What a collapse did in the cgroup: pages collapsed, and wasted. */
+struct collapse_figures {
+	long long collapsed, wasted, made, pages;
+};
+
+static void collapse_figures_read(const char *cgroup,
+				  struct collapse_figures *f)
+{
+	f->collapsed = cgroup_read_key(cgroup, "memory.stat",
+				       "replica_collapse");
+	f->wasted = cgroup_read_key(cgroup, "memory.stat", "replica_wasted");
+	f->made = cgroup_read_key(cgroup, "memory.stat", "replica_alloc");
+	f->pages = cgroup_read_key(cgroup, "memory.stat", "replica") /
+		   PAGE_SIZE_4K;
+}
+
+#define COLLAPSE_WAIT_SECONDS	20
+
+/*
+ * memory.stat takes in the per-CPU counts past a batch of updates or from
+ * a worker every 2 s, which an emulated guest may run late: read until
+ * @collapsed more collapses show (0: until two readings a second apart
+ * agree), for COLLAPSE_WAIT_SECONDS at most.
+ */
+static void collapse_figures_wait(const char *cgroup, long long collapsed,
+				  struct collapse_figures *f)
+{
+	struct collapse_figures prev;
+	int i;
+
+	collapse_figures_read(cgroup, &prev);
+	for (i = 0; i < COLLAPSE_WAIT_SECONDS; i++) {
+		sleep(1);
+		collapse_figures_read(cgroup, f);
+		if (collapsed ? f->collapsed >= collapsed :
+		    !memcmp(f, &prev, sizeof(prev)))
+			return;
+		prev = *f;
+	}
+}
+
+/*
+ * Open the file for write and close it, which collapses its replicas, and
+ * see what the cgroup counted.
+ */
+static void collapse_by_open(struct __test_metadata *_metadata,
+			     struct cgroup_file *cf, const char *what,
+			     long long want_wasted)
+{
+	struct collapse_figures f0, f1;
+	int fd;
+
+	collapse_figures_wait(cf->cgroup, 0, &f0);
+	fd = open(cf->path, O_RDWR);
+	ASSERT_LE(0, fd);
+	close(fd);
+	collapse_figures_wait(cf->cgroup, f0.collapsed + NPAGES, &f1);
+	TH_LOG("%s: %lld replica pages made so far, %lld there before, %lld after",
+	       what, f0.made, f0.pages, f1.pages);
+	TH_LOG("%s: replica_collapse +%lld, replica_wasted +%lld", what,
+	       f1.collapsed - f0.collapsed, f1.wasted - f0.wasted);
+	ASSERT_EQ(NPAGES, f1.collapsed - f0.collapsed);
+	ASSERT_EQ(want_wasted, f1.wasted - f0.wasted);
+}
+
+TEST_F(counters, replica_wasted_counts_replicas_dropped_before_reuse)
+{
+	struct cgroup_file *cf = &self->cf;
+
+	room_cache_and_warm(_metadata, cf->fd);
+
+	/* Made by one task and mapped by no other: all wasted. */
+	make_replicas_on_node1(_metadata, cf->fd, cf->shared, cf->cgroup);
+	collapse_by_open(_metadata, cf, "made, collapsed", NPAGES);
+
+	/* Mapped again by a second task before the collapse: none wasted. */
+	make_replicas_on_node1(_metadata, cf->fd, cf->shared, cf->cgroup);
+	make_replicas_on_node1(_metadata, cf->fd, cf->shared, cf->cgroup);
+	collapse_by_open(_metadata, cf, "made, mapped again, collapsed", 0);
 }
 
 TEST_F(counters, smaps_shows_what_a_mapping_maps_from_replicas)

@@ -47,6 +47,11 @@ struct vm_fault;
  * since reclaim last looked at it, which earns it a second chance.
  */
 #define REPLICA_USED		BIT(7)
+/*
+ * Also kept there, and never cleared: the replica served a request after
+ * the one it was made for.  One dropped without it was wasted.
+ */
+#define REPLICA_REUSED		BIT(8)
 
 /**
  * struct replica_request - the question a policy is asked
@@ -176,9 +181,10 @@ int replica_policy_register(struct replica_policy *policy);
  * @original: the page-cache folio it copies, referenced
  * @mapping: the file's address_space, whose rmap finds the replica's
  *	mappings: folio->mapping holds its movable_operations
- * @use: the REPLICA_KIND_* of the requests it served, and REPLICA_USED
- *	while it has been used since reclaim last looked; atomic, since
- *	reclaim clears REPLICA_USED under no lock that the users hold
+ * @use: the REPLICA_KIND_* of the requests it served, REPLICA_USED
+ *	while it has been used since reclaim last looked, and REPLICA_REUSED
+ *	once it served a request after the one it was made for; atomic,
+ *	since reclaim clears REPLICA_USED under no lock that the users hold
  * @maker: the mm of the task whose fault made it, NULL if read(2) did;
  *	compared, never dereferenced: the mm may be gone
  * @tier: its enum replica_tier
@@ -328,6 +334,9 @@ static inline void replica_note_use(struct folio *replica, unsigned long use)
 {
 	struct replica_info *info = replica_info(replica);
 
+	/* A use that earns a second chance is a use after the first. */
+	if (use & REPLICA_USED)
+		use |= REPLICA_REUSED;
 	/*
 	 * One test covers the kinds and reclaim's second chance.  Every CPU
 	 * of the node that maps the page reads the word: write it only when

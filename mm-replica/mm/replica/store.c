@@ -359,12 +359,19 @@ static enum vm_event_item replica_drop_event(enum replica_drop_reason why)
 
 /*
  * Count and trace a locked replica that is out of the store and mapped
- * nowhere, for @why, before it is released.
+ * nowhere, for @why, before it is released.  One collapsed or reclaimed
+ * before it served a second request was wasted; one the kernel evicts
+ * for what it does to the original is not the replica's doing.
  */
 void replica_dropped(struct folio *replica, enum replica_drop_reason why)
 {
-	replica_count_events(replica, replica_drop_event(why),
-			     folio_nr_pages(replica));
+	enum vm_event_item event = replica_drop_event(why);
+	long nr = folio_nr_pages(replica);
+
+	replica_count_events(replica, event, nr);
+	if (event != REPLICA_EVICT &&
+	    !(atomic_long_read(&replica_info(replica)->use) & REPLICA_REUSED))
+		replica_count_events(replica, REPLICA_WASTED, nr);
 	trace_replica_drop(replica, replica_info(replica)->mapping, why);
 }
 
