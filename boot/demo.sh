@@ -52,6 +52,9 @@ if mountpoint -q /xfs 2>/dev/null || grep -q ' /xfs ' /proc/mounts; then
 	cp /usr/lib/x86_64-linux-gnu/* /xfs/demo/lib/
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
+	# New files: the thrash guard replicates them once settle_ms passed.
+	settle=$(cat /sys/kernel/mm/replica/settle_ms 2>/dev/null || echo 0)
+	sleep $((settle / 1000 + 1))
 	before=$(grep -E '^replica_alloc(_large)? ' /proc/vmstat | tr '\n' ' ')
 	export PATH=/xfs/demo/bin:$PATH LD_LIBRARY_PATH=/xfs/demo/lib
 	echo "== The workload from XFS on node 0"

@@ -16,12 +16,16 @@
  * mapping opted in with MADV_REPLICATE, compares its mapping and a
  * pread(2) of the whole file with the model.
  *
- *   coherence_fuzz [-n OPS] [-s SEED]      (or SEED=... in the environment)
+ *   coherence_fuzz [-g] [-n OPS] [-s SEED]  (or SEED=... in the environment)
  *
  * The last line reads
  *   coherence-fuzz: ops=N replicas_made=N collapses=N wasted=N stale=N seed=S
  * (wasted: replica pages dropped before anyone used them again) and the
- * exit status is 0 only when stale is 0 and every operation ran.
+ * exit status is 0 only when stale is 0 and every operation ran.  Like
+ * every selftest, the fuzzer runs with the thrash guard off (settle_ms 0),
+ * so that its file, which it writes all the time, is replicated all the
+ * same.  With -g it keeps the guard as it found it, and fails too if more
+ * than 5% of the replicas it made were wasted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -518,17 +522,18 @@ static int do_op(enum op op)
 
 static void bad_arguments(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [-n OPS] [-s SEED]\n", argv0);
+	fprintf(stderr, "usage: %s [-g] [-n OPS] [-s SEED]\n", argv0);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long long nr_ops = 400, seed, ops;
-	long long made0, collapse0, wasted0;
+	long long made0, collapse0, wasted0, made, wasted;
 	char prev_policy[32] = "", file[64];
 	const char *env = getenv("SEED");
-	int opt, fd;
+	const char *settle_ms = settle_ms_as_found();
+	int opt, fd, guard = 0;
 
 	if (argc == 2 && !strcmp(argv[1], "--print-marker")) {
 		fputs(exec_marker, stdout);
@@ -538,8 +543,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	seed = env ? strtoull(env, NULL, 0) :
 		(unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
-	while ((opt = getopt(argc, argv, "n:s:")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "gn:s:")) != -1) {
+		if (opt == 'g')
+			guard = 1;
+		else if (opt == 'n')
 			nr_ops = strtoull(optarg, NULL, 0);
 		else if (opt == 's')
 			seed = strtoull(optarg, NULL, 0);
@@ -560,6 +567,16 @@ int main(int argc, char **argv)
 	if (nr_policies < 1 || policy_get(prev_policy, sizeof(prev_policy))) {
 		printf("# SKIP: kernel without CONFIG_MM_REPLICA\n");
 		return 4;
+	}
+	if (guard) {
+		if (!*settle_ms || !strcmp(settle_ms, "0")) {
+			printf("# SKIP: the thrash guard is off (settle_ms \"%s\")\n",
+			       settle_ms);
+			return 4;
+		}
+		if (replica_knob_set("settle_ms", settle_ms))
+			return 1;
+		printf("# thrash guard on: settle_ms %s\n", settle_ms);
 	}
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -608,10 +625,15 @@ int main(int argc, char **argv)
 	unlink(path);
 	unlink(exe_copy);
 
+	made = vmstat_read("replica_alloc") - made0;
+	wasted = vmstat_read("replica_wasted") - wasted0;
+	if (guard && wasted * 20 > made) {
+		printf("# thrash guard: %lld of %lld replica pages wasted, over 5%%\n",
+		       wasted, made);
+		failures++;
+	}
 	printf("coherence-fuzz: ops=%llu replicas_made=%lld collapses=%lld",
-	       ops, vmstat_read("replica_alloc") - made0,
-	       vmstat_read("replica_collapse") - collapse0);
-	printf(" wasted=%lld stale=%llu seed=%llu\n",
-	       vmstat_read("replica_wasted") - wasted0, stale, seed);
+	       ops, made, vmstat_read("replica_collapse") - collapse0);
+	printf(" wasted=%lld stale=%llu seed=%llu\n", wasted, stale, seed);
 	return stale || failures ? 1 : 0;
 }

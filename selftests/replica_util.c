@@ -561,6 +561,34 @@ int replica_knob_set(const char *knob, const char *value)
 	return err;
 }
 
+static char settle_found[16];
+static pid_t settle_owner;
+
+const char *settle_ms_as_found(void)
+{
+	return settle_found;
+}
+
+/* Only the process that turned the guard off: children exit too. */
+static void settle_ms_restore(void)
+{
+	if (getpid() == settle_owner)
+		replica_knob_set("settle_ms", settle_found);
+}
+
+__attribute__((constructor)) static void settle_ms_off(void)
+{
+	if (replica_knob_get("settle_ms", settle_found, sizeof(settle_found))) {
+		settle_found[0] = '\0';
+		return;
+	}
+	settle_found[strcspn(settle_found, "\n")] = '\0';
+	if (replica_knob_set("settle_ms", "0"))
+		return;
+	settle_owner = getpid();
+	atexit(settle_ms_restore);
+}
+
 int drop_all_caches(void)
 {
 	sync();

@@ -190,6 +190,14 @@ int write_text_file(const char *path, const char *text);
 int replica_knob_get(const char *knob, char *buf, size_t len);
 int replica_knob_set(const char *knob, const char *value);
 
+/*
+ * The selftests make their files and use them at once, which the thrash
+ * guard exists to stop replicating: every selftest program sets settle_ms
+ * to 0 when it starts and puts back what it found when it exits.  What it
+ * found, "" on a kernel without the knob: for the tests of the guard.
+ */
+const char *settle_ms_as_found(void);
+
 /* echo 3 > /proc/sys/vm/drop_caches */
 int drop_all_caches(void);
 

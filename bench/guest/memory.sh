@@ -7,6 +7,10 @@
 #    anonymous memory until they are gone or it is full; three times.
 set -e
 policy=/sys/kernel/mm/replica/policy
+# The files are written here, a moment before they are replicated: the
+# thrash guard, which would wait for them to settle, is not measured.
+settle=$(cat /sys/kernel/mm/replica/settle_ms)
+echo 0 > /sys/kernel/mm/replica/settle_ms
 small=/mnt/add/collapse.data
 big=/mnt/add/reclaim.data
 
@@ -32,3 +36,4 @@ for i in 1 2 3; do
 	./reclaim $big
 done
 echo none > $policy
+echo "$settle" > /sys/kernel/mm/replica/settle_ms

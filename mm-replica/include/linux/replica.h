@@ -235,6 +235,7 @@ static inline void replica_mapping_init(struct address_space *mapping)
 }
 
 void replica_mapping_release(struct address_space *mapping);
+void replica_file_reused(struct address_space *mapping);
 
 /* What writers call: mm/replica/collapse.c */
 
@@ -333,6 +334,7 @@ static inline void replica_fault(struct vm_fault *vmf)
 static inline void replica_note_use(struct folio *replica, unsigned long use)
 {
 	struct replica_info *info = replica_info(replica);
+	unsigned long new;
 
 	/* A use that earns a second chance is a use after the first. */
 	if (use & REPLICA_USED)
@@ -342,8 +344,12 @@ static inline void replica_note_use(struct folio *replica, unsigned long use)
 	 * of the node that maps the page reads the word: write it only when
 	 * there is something new to say.
 	 */
-	if (unlikely(~atomic_long_read(&info->use) & use))
+	new = ~atomic_long_read(&info->use) & use;
+	if (unlikely(new)) {
 		atomic_long_or(use, &info->use);
+		if (new & REPLICA_REUSED)
+			replica_file_reused(info->mapping);
+	}
 }
 
 /**
@@ -410,6 +416,8 @@ static inline bool replica_leaves_pmd(struct vm_area_struct *vma,
  * @may_create: 1 if the node takes new replicas, so that a remote original
  *	without a replica is left to the fault path rather than mapped, 0 if
  *	not, -1 until a page of the pass needs to know
+ * @settling: set with @may_create: the file changed too recently to be
+ *	replicated (a decision, not a failure to make a replica)
  * @leaf_slots: the slots of the leaf node of the store that held the last
  *	page looked up; fault-around goes up the file, so the next one is
  *	most often in the same node, which the pass reads without a walk
@@ -420,6 +428,7 @@ static inline bool replica_leaves_pmd(struct vm_area_struct *vma,
 struct replica_around {
 	int nid;
 	int may_create;
+	bool settling;
 	unsigned long use;
 	struct mm_struct *mm;
 	void __rcu **leaf_slots;

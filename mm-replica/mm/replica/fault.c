@@ -199,6 +199,8 @@ void __replica_fault(struct vm_fault *vmf)
 		replica_mapped(replica, vma->vm_mm,
 			       replica_large_use(replica, vma->vm_mm,
 						 req.kinds | REPLICA_USED));
+	} else if (!replica_file_settled(mapping)) {
+		return;
 	} else if (replica_has_room(req.nid, vma->vm_mm,
 				    folio_nr_pages(original),
 				    folio_order(original))) {
@@ -244,7 +246,8 @@ bool __replica_leaves_pmd(struct vm_area_struct *vma, struct folio *folio)
 	return folio_nid(folio) != numa_mem_id() &&
 	       !replica_writers(vma->vm_file->f_mapping) &&
 	       replica_threads_on_node(numa_mem_id()) &&
-	       replica_vma_replicated(vma);
+	       replica_vma_replicated(vma) &&
+	       replica_file_settled(vma->vm_file->f_mapping);
 }
 
 void __replica_fault_around_start(struct vm_fault *vmf,
@@ -268,6 +271,7 @@ void __replica_fault_around_start(struct vm_fault *vmf,
 	ra->mm = vma->vm_mm;
 	ra->use = req.kinds | REPLICA_USED;
 	ra->may_create = -1;
+	ra->settling = false;
 	ra->leaf_first = REPLICA_NO_LEAF;
 	tree = READ_ONCE(vma->vm_file->f_mapping->i_replicas);
 	ra->store = tree ? &tree->nodes[req.nid] : NULL;
@@ -343,13 +347,17 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 	/* Locked and in the page cache: its mapping holds still. */
 	if (!replica_original_ok(original, original->mapping))
 		return original;
-	if (ra->may_create < 0)
-		ra->may_create = replica_has_room(ra->nid, ra->mm,
+	if (ra->may_create < 0) {
+		ra->settling = !replica_file_settled(original->mapping);
+		ra->may_create = !ra->settling &&
+				 replica_has_room(ra->nid, ra->mm,
 						  REPLICA_AROUND_ROOM, 0);
+	}
 	/* A replica is wanted but cannot be mapped now: let the fault decide. */
 	if (ra->may_create)
 		return NULL;
-	replica_count_mm_events(ra->mm, REPLICA_ALLOC_FAIL, 1);
+	if (!ra->settling)
+		replica_count_mm_events(ra->mm, REPLICA_ALLOC_FAIL, 1);
 	return original;
 }
 
@@ -379,7 +387,8 @@ static bool replica_around_leaves_large(struct folio *original,
 {
 	long nr = folio_nr_pages(original);
 
-	if (!replica_original_ok(original, original->mapping))
+	if (!replica_original_ok(original, original->mapping) ||
+	    !replica_file_settled(original->mapping))
 		return false;
 	if (replica_has_room(ra->nid, ra->mm, nr, folio_order(original)))
 		return true;

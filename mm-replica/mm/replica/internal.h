@@ -12,6 +12,8 @@
 #include <linux/mutex.h>
 #include <linux/replica.h>
 #include <linux/shmem_fs.h>
+#include <linux/time64.h>
+#include <linux/timekeeping.h>
 #include <linux/xarray.h>
 #include <uapi/linux/magic.h>
 
@@ -20,11 +22,14 @@
 #define REPLICA_POLICY_NAME_MAX	32
 /* Read counts saturate here: see REPLICA_STORE_SMALL. */
 #define REPLICA_READ_THRESHOLD_MAX	1000
+/* Ten minutes: a file unchanged for longer is settled whatever its past. */
+#define REPLICA_SETTLE_MS_MAX		600000
 
 extern const struct replica_policy __rcu *replica_current;
 extern struct replica_policy replica_policy_none;
 extern unsigned int replica_max_percent;
 extern unsigned int replica_read_threshold;
+extern unsigned int replica_settle_ms;
 
 extern struct mutex replica_policy_mutex;
 extern struct list_head replica_policies;
@@ -33,15 +38,25 @@ struct replica_policy *replica_policy_find(const char *name);
 
 /* The replica store: mm/replica/store.c */
 
+/*
+ * A file whose replicas were collapsed unused waits settle_ms doubled
+ * this many times at most: 64 times the default is about two minutes.
+ */
+#define REPLICA_SETTLE_SHIFT_MAX	6
+
 /**
  * struct replica_tree - the replicas of one mapping
  * @rcu: frees the tree after the last lockless lookup
+ * @settle_shift: how many times settle_ms doubles for this file: one more
+ *	after each collapse that dropped replicas nobody used again, none
+ *	once a replica of the file is used again
  * @nodes: per node, the replicas on that node by page index
  *
  * Allocated on the first replica of a mapping, freed with its inode.
  */
 struct replica_tree {
 	struct rcu_head rcu;
+	unsigned int settle_shift;
 	struct xarray nodes[];
 };
 
@@ -93,6 +108,36 @@ static inline bool replica_writers(struct address_space *mapping)
 	return inode_is_open_for_write(mapping->host) ||
 	       mapping_writably_mapped(mapping) ||
 	       atomic_read(&mapping->i_replica_block);
+}
+
+/*
+ * The thrash guard: whether a replica of the file of @mapping may be made.
+ * A file changed a moment ago is likely to change again: a build writes an
+ * object and reads it back, rewrites a binary and runs it.  Replicas made
+ * of it then would be collapsed before anyone used them twice (Piggin's
+ * 2007 patch saw 95-98% of its replicas zapped).  So none is made until
+ * the file's ctime, which every write, truncation, hole punch and rename
+ * moves, is settle_ms old, doubled for a file whose replicas went unused
+ * before.  ctime comes from the coarse clock and may lead ours by a tick;
+ * one further ahead than the wait itself is from before the clock was set
+ * back, and settled.
+ */
+static inline bool replica_file_settled(struct address_space *mapping)
+{
+	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
+	u64 wait_ns = READ_ONCE(replica_settle_ms);
+	struct timespec64 now, changed;
+	s64 age_ns;
+
+	if (!wait_ns)
+		return true;
+	if (tree)
+		wait_ns <<= READ_ONCE(tree->settle_shift);
+	wait_ns *= NSEC_PER_MSEC;
+	changed = inode_get_ctime(mapping->host);
+	ktime_get_coarse_real_ts64(&now);
+	age_ns = timespec64_to_ns(&now) - timespec64_to_ns(&changed);
+	return age_ns >= (s64)wait_ns || age_ns <= -(s64)wait_ns;
 }
 
 /* The reclaim tier @policy puts a replica made for @req in. */
@@ -147,7 +192,7 @@ void replica_unlink(struct replica_tree *tree, struct folio *replica,
 bool replica_take(struct folio *replica, bool may_wait);
 void replica_unmap(struct folio *replica);
 void replica_release(struct folio *replica);
-void replica_dropped(struct folio *replica, enum replica_drop_reason why);
+bool replica_dropped(struct folio *replica, enum replica_drop_reason why);
 struct folio *replica_create(struct replica_tree *tree, struct folio *original,
 			     const struct replica_request *req,
 			     const struct replica_policy *policy,

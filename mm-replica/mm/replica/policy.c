@@ -34,6 +34,8 @@ const struct replica_policy __rcu *replica_current = &replica_policy_none;
 unsigned int replica_max_percent = 10;
 /* Remote read(2)s of a page after which it is replicated. */
 unsigned int replica_read_threshold = 2;
+/* How long a file must stay unchanged before it is replicated. */
+unsigned int replica_settle_ms = 2000;
 
 /* Protects the registry and serialises policy switches. */
 DEFINE_MUTEX(replica_policy_mutex);

@@ -36,6 +36,7 @@ void __replica_read_start(struct file *file, struct replica_read *rr)
 	rcu_read_unlock();
 	rr->file = file;
 	rr->may_create = rr->nid != NUMA_NO_NODE &&
+			 replica_file_settled(mapping) &&
 			 replica_has_room(rr->nid, current->mm, 1, 0);
 }
 

@@ -196,6 +196,7 @@ struct replica_tree *replica_tree_get(struct address_space *mapping)
 	tree = kmalloc(struct_size(tree, nodes, nr_node_ids), REPLICA_META_GFP);
 	if (!tree)
 		return NULL;
+	tree->settle_shift = 0;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		xa_init(&tree->nodes[nid]);
 	old = cmpxchg(&mapping->i_replicas, NULL, tree);
@@ -359,20 +360,42 @@ static enum vm_event_item replica_drop_event(enum replica_drop_reason why)
 
 /*
  * Count and trace a locked replica that is out of the store and mapped
- * nowhere, for @why, before it is released.  One collapsed or reclaimed
- * before it served a second request was wasted; one the kernel evicts
- * for what it does to the original is not the replica's doing.
+ * nowhere, for @why, before it is released.  One collapsed, or reclaimed
+ * under memory pressure, before it served a second request was wasted:
+ * replication misjudged what would be used.  Dropping caches, advice to
+ * drop them and a policy switch take every replica whatever its use, and
+ * the kernel evicts others for what it does to the original: neither
+ * says whether a replica paid.  Returns whether it was wasted.
  */
-void replica_dropped(struct folio *replica, enum replica_drop_reason why)
+bool replica_dropped(struct folio *replica, enum replica_drop_reason why)
 {
 	enum vm_event_item event = replica_drop_event(why);
 	long nr = folio_nr_pages(replica);
+	bool wasted = false;
 
 	replica_count_events(replica, event, nr);
-	if (event != REPLICA_EVICT &&
-	    !(atomic_long_read(&replica_info(replica)->use) & REPLICA_REUSED))
+	if ((event == REPLICA_COLLAPSE || why == REPLICA_DROP_SHRINK) &&
+	    !(atomic_long_read(&replica_info(replica)->use) & REPLICA_REUSED)) {
 		replica_count_events(replica, REPLICA_WASTED, nr);
+		wasted = true;
+	}
 	trace_replica_drop(replica, replica_info(replica)->mapping, why);
+	return wasted;
+}
+
+/**
+ * replica_file_reused - a replica of a file served a second request
+ * @mapping: the file's address_space
+ *
+ * The file's replicas pay for themselves: it waits settle_ms again, not
+ * the longer time that collapses of unused replicas taught it.
+ */
+void replica_file_reused(struct address_space *mapping)
+{
+	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
+
+	if (tree && READ_ONCE(tree->settle_shift))
+		WRITE_ONCE(tree->settle_shift, 0);
 }
 
 void replica_trace_map(struct folio *replica)
@@ -783,7 +806,9 @@ static struct folio *replica_collapse_take(struct replica_tree *tree, int nid,
  * Remove every replica that covers an index of [@first, @last] from the
  * store, unmap it and release it, and forget the read counts there;
  * @why is REPLICA_DROP_WRITE, _TRUNCATE, _INVALIDATE or _INODE.  Returns
- * how many pages of replicas were removed.
+ * how many pages of replicas were removed.  A file that changes while
+ * replicas of it have served no second request is one that changes too
+ * often for them: it waits twice as long before it is replicated again.
  */
 unsigned long replica_collapse_range(struct address_space *mapping,
 				     pgoff_t first, pgoff_t last,
@@ -792,6 +817,7 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 	struct replica_tree *tree = READ_ONCE(mapping->i_replicas);
 	struct folio *batch[REPLICA_COLLAPSE_BATCH];
 	unsigned long collapsed = 0;
+	bool wasted = false;
 	int nid, n, i;
 
 	if (!tree)
@@ -839,13 +865,16 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 			for (i = 0; i < n; i++) {
 				replica = batch[i];
 				collapsed += folio_nr_pages(replica);
-				replica_dropped(replica, why);
+				wasted |= replica_dropped(replica, why);
 				replica_release(replica);
 				folio_put(replica);
 			}
 			cond_resched();
 		}
 	}
+	n = READ_ONCE(tree->settle_shift);
+	if (wasted && why != REPLICA_DROP_INODE && n < REPLICA_SETTLE_SHIFT_MAX)
+		WRITE_ONCE(tree->settle_shift, n + 1);
 	return collapsed;
 }
 

@@ -102,43 +102,36 @@ static ssize_t replica_knob_store(unsigned int *knob, unsigned int min,
 	return count;
 }
 
-static ssize_t max_percent_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(replica_max_percent));
-}
+/*
+ * The knob @_name of /sys/kernel/mm/replica/, which shows replica_@_name,
+ * an unsigned int that may be set from @_min to @_max.
+ */
+#define REPLICA_UINT_KNOB(_name, _min, _max)				\
+static ssize_t _name##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%u\n", READ_ONCE(replica_##_name));	\
+}									\
+									\
+static ssize_t _name##_store(struct kobject *kobj,			\
+			     struct kobj_attribute *attr,		\
+			     const char *buf, size_t count)		\
+{									\
+	return replica_knob_store(&replica_##_name, _min, _max, buf,	\
+				  count);				\
+}									\
+									\
+static struct kobj_attribute _name##_attr = __ATTR_RW_MODE(_name, 0644)
 
-static ssize_t max_percent_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
-{
-	return replica_knob_store(&replica_max_percent, 0, 100, buf, count);
-}
-
-static struct kobj_attribute max_percent_attr =
-	__ATTR_RW_MODE(max_percent, 0644);
-
-static ssize_t read_threshold_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(replica_read_threshold));
-}
-
-static ssize_t read_threshold_store(struct kobject *kobj,
-				    struct kobj_attribute *attr,
-				    const char *buf, size_t count)
-{
-	return replica_knob_store(&replica_read_threshold, 1,
-				  REPLICA_READ_THRESHOLD_MAX, buf, count);
-}
-
-static struct kobj_attribute read_threshold_attr =
-	__ATTR_RW_MODE(read_threshold, 0644);
+REPLICA_UINT_KNOB(max_percent, 0, 100);
+REPLICA_UINT_KNOB(read_threshold, 1, REPLICA_READ_THRESHOLD_MAX);
+REPLICA_UINT_KNOB(settle_ms, 0, REPLICA_SETTLE_MS_MAX);
 
 static struct attribute *replica_attrs[] = {
 	&policy_attr.attr,
 	&max_percent_attr.attr,
 	&read_threshold_attr.attr,
+	&settle_ms_attr.attr,
 	NULL,
 };
 
