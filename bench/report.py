@@ -269,10 +269,11 @@ def paired_boot(run_dir):
             if m:
                 names.append((m.group(1), m.group(2), int(m.group(3))))
             m = re.match(r"paired-memory: replica_pages=(\d+) "
-                         r"file_pages=(\d+)(?: replicas_made=(\d+))?",
-                         line)
+                         r"file_pages=(\d+)(?: replicas_made=(\d+))?"
+                         r"(?:.* settle_held=(\d+))?", line)
             if m:
-                memory.append((int(m.group(1)), int(m.group(3) or 0)))
+                memory.append((int(m.group(1)), int(m.group(3) or 0),
+                               int(m.group(4) or 0)))
     if not (len(names) == len(got) == len(memory)):
         raise SystemExit(f"report: {run_dir}: {len(got)} measurements, "
                          f"{len(names)} named, {len(memory)} memory lines")
@@ -304,7 +305,7 @@ class Cell:
     or more."""
 
     def __init__(self, model, vcpu_pairs, boots, vanilla, replica_pages,
-                 made):
+                 made, held):
         self.model = model
         # [(none counts, policy counts)] per pair, per vCPU and summed
         self.vcpu_pairs = vcpu_pairs
@@ -315,6 +316,10 @@ class Cell:
         # Replica pages made inside the policy's measured units: none
         # when the warm-up units before each reached a steady state.
         self.made = made
+        # Pages the thrash guard left on remote originals there: none
+        # when the workload's files were installed long before, as the
+        # guard leaves a real system's programs alone.
+        self.held = held
 
     def gains(self, kernel_text_local=False, model=None):
         """The paired gains, % (of the cycles summed over the vCPUs);
@@ -398,25 +403,27 @@ def paired_cells(out):
     for preset in PRESETS:
         vanilla = {}
         for vdir in cell_boots(out, preset, "vanilla"):
-            for wl, _, _, c, _, _ in paired_boot(vdir)[1]:
+            for wl, _, _, c, _, _, _ in paired_boot(vdir)[1]:
                 vanilla.setdefault(wl, []).append(total(c))
         for policy in POLICIES:
-            arms, pages, made, model = {}, {}, {}, None
+            arms, pages, made, held, model = {}, {}, {}, {}, None
             for boot, pdir in enumerate(cell_boots(out, preset, policy)):
                 model, ms = paired_boot(pdir)
-                for wl, arm, pair, c, r, m in ms:
+                for wl, arm, pair, c, r, m, h in ms:
                     arms.setdefault(wl, {}).setdefault(
                         (boot, pair), {})[arm] = c
                     if arm == policy:
                         pages[wl] = r
                         made[wl] = made.get(wl, 0) + m
+                        held[wl] = held.get(wl, 0) + h
             for wl, by_pair in arms.items():
                 keys = [k for k in sorted(by_pair)
                         if "none" in by_pair[k] and policy in by_pair[k]]
                 cells[wl, preset, policy] = Cell(
                     model, [(by_pair[k]["none"], by_pair[k][policy])
                             for k in keys], [k[0] for k in keys],
-                    vanilla.get(wl, []), pages.get(wl, 0), made.get(wl, 0))
+                    vanilla.get(wl, []), pages.get(wl, 0), made.get(wl, 0),
+                    held.get(wl, 0))
     return cells
 
 
@@ -503,6 +510,8 @@ def paired(out, cells, summary, f):
             summary[key + "_band"] = f"{low:.2f}:{high:.2f}"
             summary[f"replicas_made_measured_{wl}_{preset}_{pol}"] = \
                 cell.made
+            summary[f"settle_held_measured_{wl}_{preset}_{pol}"] = \
+                cell.held
             if v is not None:
                 summary[f"vanilla_{key}_pct"] = v
                 summary[f"none_vs_vanilla_{wl}_{preset}_{pol}_pct"] = nv

@@ -118,10 +118,12 @@ job() {
 }
 
 # Replica pages made and THPs collapsed so far: a measurement of the
-# policy's steady state makes none of either.
+# policy's steady state makes none of either; and pages the thrash guard
+# kept from being replicated, none for files installed before the boot.
 made_counts() {
 	awk '/^replica_alloc / { r = $2 } /^thp_collapse_alloc / { t = $2 }
-	     END { print r + 0, t + 0 }' /proc/vmstat
+	     /^replica_settle / { s = $2 }
+	     END { print r + 0, t + 0, s + 0 }' /proc/vmstat
 }
 
 # One unit of workload $1 on the CPUs $2 (all when empty); measured when
@@ -156,7 +158,8 @@ unit() {
 	done
 	[ -z "$3" ] || ./mark end 0
 	made_during=$(echo "$made_before $(made_counts)" |
-		awk '{ print "replicas_made=" $3 - $1 " thp_collapsed=" $4 - $2 }')
+		awk '{ print "replicas_made=" $4 - $1 " thp_collapsed=" $5 - $2 \
+			     " settle_held=" $6 - $3 }')
 	exec 3>&-
 	if [ $failed -ne 0 ]; then
 		echo "paired: $failed of $k jobs of $1 failed" >&2
