@@ -78,9 +78,9 @@ struct replica_request {
  *	I/O, a filesystem's own invalidation)
  * @REPLICA_DROP_INODE: its original had left the page cache by another way
  *	than truncation when its inode was evicted
- * @REPLICA_DROP_UNCACHE: unmapped, let go for drop_caches or
- *	POSIX_FADV_DONTNEED
+ * @REPLICA_DROP_UNCACHE: let go for drop_caches or POSIX_FADV_DONTNEED
  * @REPLICA_DROP_SHRINK: memory pressure on its node or memory cgroup
+ *	(reclaim, or a write to memory.reclaim)
  * @REPLICA_DROP_POLICY: a policy that does not make its kind became current
  * @REPLICA_DROP_MIGRATE: its original is being migrated
  * @REPLICA_DROP_RECLAIM: its original is being reclaimed
@@ -417,7 +417,7 @@ static inline bool replica_leaves_pmd(struct vm_area_struct *vma,
  *	without a replica is left to the fault path rather than mapped, 0 if
  *	not, -1 until a page of the pass needs to know
  * @settling: set with @may_create: the file changed too recently to be
- *	replicated (a decision, not a failure to make a replica)
+ *	replicated, which counts in REPLICA_SETTLE, not REPLICA_ALLOC_FAIL
  * @leaf_slots: the slots of the leaf node of the store that held the last
  *	page looked up; fault-around goes up the file, so the next one is
  *	most often in the same node, which the pass reads without a walk
@@ -777,6 +777,7 @@ static inline void replica_task_migrate(struct task_struct *p, int new_cpu)
  * struct replica_read - replication state of one read(2) or splice
  * @nid: node whose replicas to read, or NUMA_NO_NODE to read originals
  * @may_create: the node takes new replicas
+ * @settling: the file changed too recently to be replicated
  * @tier: tier of replicas made by this read
  * @policy: the policy that wants this read replicated
  * @file: the file read
@@ -784,6 +785,7 @@ static inline void replica_task_migrate(struct task_struct *p, int new_cpu)
 struct replica_read {
 	int nid;
 	bool may_create;
+	bool settling;
 	enum replica_tier tier;
 	const struct replica_policy *policy;
 	struct file *file;

@@ -200,6 +200,8 @@ void __replica_fault(struct vm_fault *vmf)
 			       replica_large_use(replica, vma->vm_mm,
 						 req.kinds | REPLICA_USED));
 	} else if (!replica_file_settled(mapping)) {
+		replica_count_mm_events(vma->vm_mm, REPLICA_SETTLE,
+					folio_nr_pages(original));
 		return;
 	} else if (replica_has_room(req.nid, vma->vm_mm,
 				    folio_nr_pages(original),
@@ -356,8 +358,8 @@ struct folio *__replica_fault_around_folio(struct folio *original,
 	/* A replica is wanted but cannot be mapped now: let the fault decide. */
 	if (ra->may_create)
 		return NULL;
-	if (!ra->settling)
-		replica_count_mm_events(ra->mm, REPLICA_ALLOC_FAIL, 1);
+	replica_count_mm_events(ra->mm, ra->settling ? REPLICA_SETTLE :
+						       REPLICA_ALLOC_FAIL, 1);
 	return original;
 }
 
@@ -387,9 +389,12 @@ static bool replica_around_leaves_large(struct folio *original,
 {
 	long nr = folio_nr_pages(original);
 
-	if (!replica_original_ok(original, original->mapping) ||
-	    !replica_file_settled(original->mapping))
+	if (!replica_original_ok(original, original->mapping))
 		return false;
+	if (!replica_file_settled(original->mapping)) {
+		replica_count_mm_events(ra->mm, REPLICA_SETTLE, nr);
+		return false;
+	}
 	if (replica_has_room(ra->nid, ra->mm, nr, folio_order(original)))
 		return true;
 	replica_count_mm_events(ra->mm, REPLICA_ALLOC_FAIL, nr);

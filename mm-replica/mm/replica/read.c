@@ -35,8 +35,10 @@ void __replica_read_start(struct file *file, struct replica_read *rr)
 	}
 	rcu_read_unlock();
 	rr->file = file;
-	rr->may_create = rr->nid != NUMA_NO_NODE &&
-			 replica_file_settled(mapping) &&
+	if (rr->nid == NUMA_NO_NODE)
+		return;
+	rr->settling = !replica_file_settled(mapping);
+	rr->may_create = !rr->settling &&
 			 replica_has_room(rr->nid, current->mm, 1, 0);
 }
 
@@ -109,8 +111,13 @@ struct folio *__replica_read_folio(struct folio *original, loff_t pos,
 		folio_put(replica);
 		return NULL;
 	}
-	if (!rr->may_create)
+	if (!rr->may_create) {
+		if (rr->settling)
+			replica_count_mm_events(current->mm, REPLICA_SETTLE,
+						replica_read_pages(original, pos,
+								   bytes));
 		return NULL;
+	}
 	tree = tree ? tree : replica_tree_get(mapping);
 	if (!tree || replica_count_read(tree, rr->nid, original->index) <
 		     READ_ONCE(replica_read_threshold))

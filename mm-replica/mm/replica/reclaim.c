@@ -178,13 +178,17 @@ static unsigned long replica_shrink_count(struct shrinker *shrinker,
  * reclaim takes page cache that costs I/O to read again; a replica costs
  * a copy.  The first tier gives all it can before the last is scanned.
  * The shrinker's objects are replicas, whatever their size, as its lists
- * hold them; what reclaim is credited with is pages.
+ * hold them; what reclaim is credited with is pages.  Reclaim runs the
+ * shrinker with a reclaim state; drop_caches (drop_slab()) without one,
+ * and takes every replica whatever its use: that is not pressure.
  */
 static unsigned long replica_shrink_scan(struct shrinker *shrinker,
 					 struct shrink_control *sc)
 {
 	struct replica_isolate isolate = { .second_chance = true };
 	unsigned long want = sc->nr_to_scan, freed = 0;
+	enum replica_drop_reason why = current->reclaim_state ?
+		REPLICA_DROP_SHRINK : REPLICA_DROP_UNCACHE;
 	int tier;
 
 	INIT_LIST_HEAD(&isolate.dispose);
@@ -198,8 +202,7 @@ static unsigned long replica_shrink_scan(struct shrinker *shrinker,
 
 			list_lru_walk_one(lru, sc->nid, sc->memcg,
 					  replica_isolate, &isolate, &walk);
-			freed += replica_dispose(&isolate.dispose, true,
-						 REPLICA_DROP_SHRINK);
+			freed += replica_dispose(&isolate.dispose, true, why);
 			/* A walk that stopped early took all it could. */
 			if (walk)
 				break;
