@@ -109,7 +109,8 @@ static void make_replicas_on_node1(struct __test_metadata *_metadata, int fd,
 {
 	static const char * const why[] = {
 		"replica_alloc", "replica_alloc_fail", "replica_reclaim",
-		"replica_evict", "replica_collapse",
+		"replica_evict", "replica_collapse", "pgsteal_kswapd",
+		"pgsteal_direct", "pgmigrate_success",
 	};
 	struct map_args a = {
 		.fd = fd,
@@ -124,10 +125,16 @@ static void make_replicas_on_node1(struct __test_metadata *_metadata, int fd,
 	for (i = 0; i < ARRAY_SIZE(why); i++)
 		before[i] = vmstat_read(why[i]);
 	ASSERT_EQ(0, run_on_node(1, map_and_touch, &a));
-	/* Short of pages, say what happened to the rest meanwhile. */
-	for (i = 0; i < ARRAY_SIZE(why) && *a.on_node != NPAGES; i++)
+	/*
+	 * Short of local replicas (local pages that are not replicas are
+	 * originals that moved), say what happened meanwhile.
+	 */
+	for (i = 0; i < ARRAY_SIZE(why) && (*a.on_node != NPAGES ||
+					    *a.replicated_kb != LEN / 1024);
+	     i++)
 		TH_LOG("%s +%lld", why[i], vmstat_read(why[i]) - before[i]);
 	ASSERT_EQ(NPAGES, *a.on_node);
+	ASSERT_EQ(LEN / 1024, *a.replicated_kb);
 }
 
 /*
@@ -252,7 +259,7 @@ static int avail_figures_read(struct avail_figures *f)
 TEST_F(counters, memavailable_counts_replicas_as_reclaimable)
 {
 	struct avail_figures a0, a1;
-	long long made_kb, moved_kb, want_kb;
+	long long made_kb, moved_kb, want_kb, cache_term_kb;
 
 	room_cache_and_warm(_metadata, self->cf.fd);
 
@@ -271,6 +278,8 @@ TEST_F(counters, memavailable_counts_replicas_as_reclaimable)
 	made_kb = a1.cache_kb - a0.cache_kb;
 	moved_kb = (a1.kb[AVAIL] - a0.kb[AVAIL]) - (a1.kb[FREE] - a0.kb[FREE]);
 	want_kb = a1.terms_kb - a0.terms_kb;
+	cache_term_kb = available_term_kb(a1.cache_kb, a1.low_kb) -
+			available_term_kb(a0.cache_kb, a0.low_kb);
 	TH_LOG("low watermarks %lld -> %lld kB", a0.low_kb, a1.low_kb);
 	TH_LOG("page cache and replicas %lld -> %lld kB; KReclaimable %lld -> %lld kB",
 	       a0.cache_kb, a1.cache_kb, a0.kb[KRECLAIMABLE],
@@ -280,8 +289,12 @@ TEST_F(counters, memavailable_counts_replicas_as_reclaimable)
 	TH_LOG("MemAvailable less MemFree moved %lld kB, its reclaimable terms %lld kB",
 	       moved_kb, want_kb);
 	ASSERT_LE(NPAGES * 4, a1.kb[REPLICAS] - a0.kb[REPLICAS]);
-	/* At least half of what the replicas add counts. */
-	ASSERT_LE(made_kb / 2, want_kb);
+	/*
+	 * At least half of what the replicas add counts, in the page cache's
+	 * term: the slab's may shrink meanwhile (KReclaimable 9804 -> 8900
+	 * kB in one run).
+	 */
+	ASSERT_LE(made_kb / 2, cache_term_kb);
 	ASSERT_GT(made_kb / 4, llabs(moved_kb - want_kb));
 }
 
