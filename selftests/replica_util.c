@@ -879,6 +879,25 @@ void cgroup_file_teardown(struct cgroup_file *cf)
 		policy_set(cf->prev_policy);
 }
 
+/*
+ * Wait up to @seconds for kswapd to stop: after a test that filled a
+ * node, it may go on reclaiming there (a boosted watermark keeps it past
+ * the high one), and it takes replicas first, as soon as they are made.
+ */
+static void kswapd_wait_idle(int seconds)
+{
+	long long scanned = vmstat_read("pgscan_kswapd"), now;
+	int tick;
+
+	for (tick = 0; tick < seconds * 4; tick++) {
+		usleep(250 * 1000);
+		now = vmstat_read("pgscan_kswapd");
+		if (now == scanned)
+			return;
+		scanned = now;
+	}
+}
+
 long room_then_cache(int node, long pages, int fd, int cache_node)
 {
 	long room;
@@ -888,6 +907,7 @@ long room_then_cache(int node, long pages, int fd, int cache_node)
 	room = node_wait_room_above_high(node, pages, 30);
 	if (room < pages)
 		return room;
+	kswapd_wait_idle(10);
 	return cache_file_on_node(fd, cache_node) ? -1 : room;
 }
 

@@ -270,8 +270,9 @@ void cgroup_file_teardown(struct cgroup_file *cf);
 
 /*
  * Wait up to 30 s for @pages free pages above @node's high watermark,
- * below which no replica is made, then cache @fd on @cache_node.  Returns
- * the room found, in pages, or -1.
+ * below which no replica is made, and up to 10 s more for kswapd to stop
+ * reclaiming, then cache @fd on @cache_node.  Returns the room found, in
+ * pages, or -1.
  */
 long room_then_cache(int node, long pages, int fd, int cache_node);
 
