@@ -792,6 +792,10 @@ unsigned char *cgroup_map_touched(const char *cgroup, int fd, size_t len)
 	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
+	if (madvise(p, len, MADV_NOHUGEPAGE)) {
+		munmap(p, len);
+		return NULL;
+	}
 	touch_pages(p, len);
 	return p;
 }

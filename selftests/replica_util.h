@@ -223,7 +223,12 @@ int cgroup_create_tagged(char *path, size_t len, const char *tag);
 int cgroup_enter(const char *path);
 /*
  * Join @cgroup if set, then map @len bytes of @fd read-only and
- * MAP_PRIVATE, and touch every page; NULL on failure.
+ * MAP_PRIVATE, and touch every page; NULL on failure.  The mapping is
+ * MADV_NOHUGEPAGE: khugepaged would otherwise collapse the file's
+ * originals into read-only huge pages while the caller counts, dropping
+ * their replicas, and the next open for write would then truncate the
+ * whole page cache (vanilla do_dentry_open()), to be read back on
+ * whichever node reads it next.
  */
 unsigned char *cgroup_map_touched(const char *cgroup, int fd, size_t len);
 /* Move the calling task back to the root cgroup. */
