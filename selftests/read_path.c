@@ -132,12 +132,13 @@ FIXTURE_TEARDOWN(read_path)
 	}
 	if (self->prev_threshold[0])
 		replica_knob_set("read_threshold", self->prev_threshold);
+	replica_knob_set("settle_ms", "0");
 	if (self->prev_policy[0])
 		policy_set(self->prev_policy);
 }
 
 struct counts {
-	long long alloc, read, replicas;
+	long long alloc, read, replicas, settle;
 };
 
 static void counts_now(struct counts *c)
@@ -145,6 +146,7 @@ static void counts_now(struct counts *c)
 	c->alloc = vmstat_read("replica_alloc");
 	c->read = vmstat_read("replica_read");
 	c->replicas = node_vmstat_read(1, "nr_replica_pages");
+	c->settle = vmstat_read("replica_settle");
 }
 
 /* One read from node 1 one way; the counter deltas it caused. */
@@ -160,6 +162,7 @@ static int read_once(struct reader *r, enum way how, struct counts *delta)
 	delta->alloc = after.alloc - before.alloc;
 	delta->read = after.read - before.read;
 	delta->replicas = after.replicas - before.replicas;
+	delta->settle = after.settle - before.settle;
 	return err;
 }
 
@@ -260,6 +263,50 @@ TEST_F(read_path, a_write_is_read_at_once)
 	ASSERT_EQ(NPAGES, d.alloc);
 	ASSERT_EQ(0, read_once(&self->r, WAY_PREAD, &d));
 	ASSERT_EQ(NPAGES, d.read);
+}
+
+/*
+ * The thrash guard holds back the read that would make the replicas of a
+ * file changed less than settle_ms ago, and counts only that one: a read
+ * below the threshold reads the original with or without the guard.
+ * Each reader also counts, while the guard is on, the pages of its own
+ * program and libraries (as new as the guest's disk) that fault-around
+ * maps from their originals instead of leaving to a fault: the same
+ * pages in every reader, forked from this one, so the read below the
+ * threshold measures them.
+ */
+TEST_F(read_path, a_file_just_changed_is_read_from_its_originals)
+{
+	long long reader_own;
+	struct counts d;
+	int i;
+
+	ASSERT_EQ(0, replica_knob_set("read_threshold", "3"));
+	ASSERT_EQ(0, read_once(&self->r, WAY_PREAD, &d));
+	ASSERT_EQ(0, d.read);
+
+	ASSERT_EQ(0, replica_knob_set("settle_ms", "600000"));
+	ASSERT_EQ(0, read_once(&self->r, WAY_PREAD, &d));
+	reader_own = d.settle;
+	TH_LOG("read 2, threshold 3: %lld made, %lld held back, none the file's",
+	       d.replicas, reader_own);
+	ASSERT_EQ(0, d.replicas);
+	ASSERT_EQ(0, d.read);
+	for (i = 3; i <= 4; i++) {
+		ASSERT_EQ(0, read_once(&self->r, WAY_PREAD, &d));
+		TH_LOG("read %d, threshold 3: %lld made, %lld served, %lld held back",
+		       i, d.replicas, d.read, d.settle);
+		ASSERT_EQ(0, d.replicas);
+		ASSERT_EQ(0, d.read);
+		ASSERT_EQ(NPAGES, d.settle - reader_own);
+	}
+
+	/* With the guard off, the next read makes them. */
+	ASSERT_EQ(0, replica_knob_set("settle_ms", "0"));
+	ASSERT_EQ(0, read_once(&self->r, WAY_PREAD, &d));
+	TH_LOG("guard off: %lld made, %lld held back", d.replicas, d.settle);
+	ASSERT_EQ(NPAGES, d.replicas);
+	ASSERT_EQ(0, d.settle);
 }
 
 TEST_F(read_path, threshold_rejects_bad_values)

@@ -111,17 +111,21 @@ struct folio *__replica_read_folio(struct folio *original, loff_t pos,
 		folio_put(replica);
 		return NULL;
 	}
-	if (!rr->may_create) {
-		if (rr->settling)
-			replica_count_mm_events(current->mm, REPLICA_SETTLE,
-						replica_read_pages(original, pos,
-								   bytes));
+	if (!rr->may_create && !rr->settling)
 		return NULL;
-	}
 	tree = tree ? tree : replica_tree_get(mapping);
 	if (!tree || replica_count_read(tree, rr->nid, original->index) <
 		     READ_ONCE(replica_read_threshold))
 		return NULL;
+	/*
+	 * Only a read that would have made the replica counts as held back:
+	 * one below the threshold would have read the original anyway.
+	 */
+	if (rr->settling) {
+		replica_count_mm_events(current->mm, REPLICA_SETTLE,
+					replica_read_pages(original, pos, bytes));
+		return NULL;
+	}
 
 	/* Read often enough: make the replica, if the original holds still. */
 	if (!folio_trylock(original))
