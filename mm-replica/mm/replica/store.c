@@ -872,9 +872,12 @@ unsigned long replica_collapse_range(struct address_space *mapping,
 			cond_resched();
 		}
 	}
-	n = READ_ONCE(tree->settle_shift);
-	if (wasted && why != REPLICA_DROP_INODE && n < REPLICA_SETTLE_SHIFT_MAX)
-		WRITE_ONCE(tree->settle_shift, n + 1);
+	if (wasted && why != REPLICA_DROP_INODE) {
+		unsigned int shift = READ_ONCE(tree->settle_shift);
+
+		if (shift < REPLICA_SETTLE_SHIFT_MAX)
+			WRITE_ONCE(tree->settle_shift, shift + 1);
+	}
 	return collapsed;
 }
 
