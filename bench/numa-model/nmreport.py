@@ -28,9 +28,12 @@ FIELDS = ("insns", "inval_local", "inval_remote", "turns") + tuple(
 # a hit in it as a multiple of local memory's (the headline, then the
 # ends of the range the band sweeps), and the share of an invalidation's
 # round trip that a store waits for (a store buffer hides some or all).
+# Where a machine's remote memory latency is not published, remote_lat
+# gives the cycles the preset assumes, then the ends of the band swept.
 COSTING = {
     "numaq": {"nc": 1, "nc_lat": (1.5, 1.0, 2.0)},
     "p4": {"nc": 1, "nc_lat": (0.75, 0.5, 1.0)},
+    "altra2s": {"remote_lat": (1350, 900, 2100)},
 }
 INVAL_WAIT = (1.0, 0.0, 1.0)
 CPI_BAND = (1.0, 1.5, 2.0)
@@ -86,15 +89,19 @@ def node_caches(model):
     return [s for s in sizes if s]
 
 
-def costed(model, cpi=None, nc=None, nc_lat=None, inval=None):
+def costed(model, cpi=None, nc=None, nc_lat=None, inval=None,
+           remote_lat=None):
     """@model with the report's costing of what the plugin only counts:
     @cpi, the node cache @nc (index; -1: none) hit at @nc_lat times local
-    latency, @inval the share of an invalidation a store waits for.  What
-    is not given keeps the preset's headline (COSTING)."""
+    latency, @inval the share of an invalidation a store waits for,
+    @remote_lat the cycles of a remote access.  What is not given keeps
+    the preset's headline (COSTING), or the plugin's figure."""
     m = dict(model)
     cost = COSTING.get(model.get("preset"), {})
     if cpi is not None:
         m["cpi"] = str(cpi)
+    if remote_lat is not None:
+        m["remote_lat"] = str(remote_lat)
     m.setdefault("nc", str(cost.get("nc", -1) if node_caches(model)
                            else -1))
     m.setdefault("nc_lat", str(cost.get("nc_lat", (1.0,))[0]))
@@ -110,14 +117,16 @@ def costed(model, cpi=None, nc=None, nc_lat=None, inval=None):
 
 def band_models(model):
     """The costings a gain's band spans: every CPI of CPI_BAND, every
-    node cache size at both ends of its latency range, and stores that
-    wait for no invalidation or for all of it."""
+    node cache size at both ends of its latency range, stores that wait
+    for no invalidation or for all of it, and both ends of an assumed
+    remote latency."""
     cost = COSTING.get(model.get("preset"), {})
     sizes = range(len(node_caches(model))) if "nc" in cost else [-1]
     lats = cost.get("nc_lat", (1.0, 1.0, 1.0))[1:]
-    return [costed(model, cpi, nc, lat, inval)
+    remote_lats = cost.get("remote_lat", (None, None, None))[1:]
+    return [costed(model, cpi, nc, lat, inval, remote_lat)
             for cpi in CPI_BAND for nc in sizes for lat in lats
-            for inval in INVAL_WAIT[1:]]
+            for inval in INVAL_WAIT[1:] for remote_lat in remote_lats]
 
 
 def cycle_parts(model, c):

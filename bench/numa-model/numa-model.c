@@ -62,7 +62,8 @@
  *                     the guest's layout: vCPU v is on node v / C, and
  *                     node n holds guest physical [n * M, (n + 1) * M) MiB
  *   phys=doubled|exact how QEMU reports a data access's address (above)
- *   preset=modern|numaq|p4  cache geometry and latencies (see presets below)
+ *   preset=modern|numaq|p4|altra2s  cache geometry and latencies
+ *                     (see presets below)
  *   cpi= l2_lat= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb=
  *   l1d_kb= l1_ways= l2_kb= l2_ways= llc_kb_per_cpu= llc_kb_per_node=
  *   llc_ways= nc_ways= iprefetch=0|1
@@ -170,6 +171,22 @@ static const struct model presets[] = {
 		.llc_kb_per_cpu = 2048, .llc_ways = 8,
 		.nc_kb = { 16 << 10, 32 << 10, 64 << 10 }, .nc_ways = 8,
 		.nc_all = true, .iprefetch = true,
+	},
+	{
+		/*
+		 * 2-socket Ampere Altra Q80-30 (Neoverse N1), 3 GHz, the
+		 * machine of ScyllaDB's text-on-the-other-node measurement:
+		 * 1 MiB private L2, the socket's 32 MiB system-level cache.
+		 * No remote memory latency is published: the report sweeps
+		 * it (nmreport.py, COSTING).
+		 */
+		.name = "altra2s", .cpi = 1.0, .l2_lat = 13, .llc_lat = 86,
+		.local_lat = 285, .remote_lat = 1350, .mhz = 3000,
+		.line = 64, .l1i_kb = 64, .l1d_kb = 64, .l1_ways = 4,
+		.l2_kb = 1024, .l2_ways = 8,
+		.llc_kb_per_cpu = 410, .llc_ways = 16,
+		.llc_kb_per_node = 32 << 10,
+		.iprefetch = true,
 	},
 };
 
