@@ -48,10 +48,10 @@ static long long lru_pages_reclaimed(void)
 
 /*
  * Allocate and touch *arg pages of anonymous memory, then exit.  In small
- * pages: huge ones wake kcompactd, whose isolated free pages count as
- * free nowhere, and the fill, sized to the last few thousand pages, then
- * met the OOM killer with every replica already reclaimed (make check,
- * 2026-12-07: 212 huge pages taken, 900 pages short).
+ * pages: the test is about replicas giving way to order-0 faults, and a
+ * fill in huge pages, sized to the last few thousand pages, met the OOM
+ * killer with every replica already reclaimed (make check, 2026-12-07:
+ * 212 huge pages taken, 900 pages short).
  */
 static int fill_job(void *arg)
 {

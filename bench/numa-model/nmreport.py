@@ -29,11 +29,12 @@ FIELDS = ("insns", "inval_local", "inval_remote", "turns") + tuple(
 # ends of the range the band sweeps), and the share of an invalidation's
 # round trip that a store waits for (a store buffer hides some or all).
 # Where a machine's remote memory latency is not published, remote_lat
-# gives the cycles the preset assumes, then the ends of the band swept.
+# gives the ends of the band swept around the cycles its preset assumes
+# (numa-model.c).
 COSTING = {
     "numaq": {"nc": 1, "nc_lat": (1.5, 1.0, 2.0)},
     "p4": {"nc": 1, "nc_lat": (0.75, 0.5, 1.0)},
-    "altra2s": {"remote_lat": (1350, 900, 2100)},
+    "altra2s": {"remote_lat": (900, 2100)},
 }
 INVAL_WAIT = (1.0, 0.0, 1.0)
 CPI_BAND = (1.0, 1.5, 2.0)
@@ -123,7 +124,7 @@ def band_models(model):
     cost = COSTING.get(model.get("preset"), {})
     sizes = range(len(node_caches(model))) if "nc" in cost else [-1]
     lats = cost.get("nc_lat", (1.0, 1.0, 1.0))[1:]
-    remote_lats = cost.get("remote_lat", (None, None, None))[1:]
+    remote_lats = cost.get("remote_lat", (None,))
     return [costed(model, cpi, nc, lat, inval, remote_lat)
             for cpi in CPI_BAND for nc in sizes for lat in lats
             for inval in INVAL_WAIT[1:] for remote_lat in remote_lats]
