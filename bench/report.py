@@ -145,7 +145,7 @@ WORKLOAD_NAMES = {
     "sqlite3": "sqlite3 queries",
 }
 POLICIES = ("text", "private", "readonly")
-PRESETS = ("numaq", "p4", "modern", "altra2s")
+PRESETS = ("numaq", "p4", "modern", "altra2s", "cxl")
 # What the seed measured (SDET throughput, 2.6.0-test3 with its patch,
 # which replicated MAP_PRIVATE file pages; its kernels replicated kernel
 # text too): (workload, preset) -> %.
@@ -329,12 +329,13 @@ class Cell:
         return [paired_gain(model, n, p, kernel_text_local)
                 for n, p in self.pairs]
 
-    def interval(self, kernel_text_local=False):
+    def interval(self, kernel_text_local=False, model=None):
         """The mean gain, its 95% interval and the within-boot spread:
         with pairs from two boots or more, the interval is the one of the
         boots' means, and the spread the mean of each boot's own
-        interval; with one boot, the interval of its pairs (no spread)."""
-        gains = self.gains(kernel_text_local)
+        interval; with one boot, the interval of its pairs (no spread).
+        Costed with @model as gains() is."""
+        gains = self.gains(kernel_text_local, model)
         by_boot = {}
         for b, g in zip(self.boots, gains):
             by_boot.setdefault(b, []).append(g)
@@ -448,7 +449,8 @@ def paired(out, cells, summary, f):
     summary["paired_pairs"] = npairs
     f.write("\n## Paired gains\n\n"
             "Each boot runs one policy: every workload's files are cached "
-            "on node 0 first, then it measures pairs, one unit of fixed "
+            "on node 0 first (on `cxl`, in the memory of the CXL node), "
+            "then it measures pairs, one unit of fixed "
             "work under `none` and one under the policy (switched in "
             "sysfs; order alternating), the policy's after unmeasured "
             "units under it, which make its replicas, until one makes "
@@ -486,8 +488,12 @@ def paired(out, cells, summary, f):
         if not rows:
             continue
         model = cells[rows[0][0], preset, rows[0][1]].model
-        f.write(f"\n### `{preset}`: {model['nodes']} nodes of "
-                f"{model['cpus_per_node']} CPUs\n\n"
+        cpu_nodes = int(model.get("cpu_nodes", model["nodes"]))
+        mem_only = int(model["nodes"]) - cpu_nodes
+        f.write(f"\n### `{preset}`: {cpu_nodes} nodes of "
+                f"{model['cpus_per_node']} CPUs"
+                + (f" and {mem_only} of memory alone, which caches the "
+                   "workloads' files" if mem_only else "") + "\n\n"
                 "| workload | policy | gain | within boot | band | "
                 "per vCPU | kernel text local | "
                 "vs vanilla | none vs vanilla | remote user ifetch, none → "
@@ -566,11 +572,19 @@ def calibration(cells, summary, f):
         parts = nmreport.cycle_parts(cell.model, c)
         moving = (parts["d_xfer"] + parts["inval"]) / whole
         turn = nmreport.turn_insns(c)
+        # SCI (the NUMA-Q's coherence) invalidates sharers one by one;
+        # counts from before the plugin counted them have none.
+        serial = "—"
+        if c["inval_nodes"]:
+            sm = nmreport.costed(cell.model, serial=True)
+            sg, sci, _ = cell.interval(True, sm)
+            serial = fmt_ci(sg, sci)
+            summary[f"calib_sdet_{preset}_serial_inval_pct"] = sg
         rows.append(f"| `{preset}` | +{seed:.1f}% | {fmt_ci(g, ci)} | "
                     f"{low:+.1f} to {high:+.1f}% | ±{tolerance:.0f} | "
                     f"{'reproduced' if within else 'NOT reproduced'} | "
                     f"{100 * text:.1f}% | {100 * data:.1f}% | "
-                    f"{100 * moving:.1f}% | {turn:.0f} |\n")
+                    f"{100 * moving:.1f}% | {turn:.0f} | {serial} |\n")
     if rows:
         f.write("\n## The model against the seed's measurements\n\n"
                 "SDET-like under `private`, the seed's policy, costed with "
@@ -584,10 +598,16 @@ def calibration(cells, summary, f):
                 "stores, as a share of none's cycles; *turn*: "
                 "instructions a vCPU ran at a stretch (the shorter, the "
                 "more often such lines move: bench/numa-model/README.md, "
-                "Turns).\n\n"
+                "Turns); *serial invalidations*: the same pairs costed as "
+                "if a store invalidated the other nodes' copies one after "
+                "the other, a remote round trip each, as SCI's sharing "
+                "lists do on the NUMA-Q, where the directory of the model "
+                "(and of the P4 machine's chipset) sends them all at "
+                "once.\n\n"
                 "| preset | seed | model | band | tolerance | | remote text "
-                "| remote data | lines moving | turn |\n"
-                "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n" +
+                "| remote data | lines moving | turn | serial "
+                "invalidations |\n"
+                "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n" +
                 "".join(rows))
 
 
@@ -615,6 +635,9 @@ def remote_text_dcpi(cell, model=None):
     if not acc.get("insns"):
         return None
     return nmreport.remote_excess(model, acc, "i") / acc["insns"]
+
+
+ALTRA_LATS = nmreport.COSTING["altra2s"]["lats"]
 
 
 def scylla_check(cells, summary, f):
@@ -648,8 +671,8 @@ def scylla_check(cells, summary, f):
                 "under none on the `altra2s` preset's node-1 vCPUs, whose "
                 "text is all on node 0; *band*: the sensitivity costings, "
                 "the unpublished remote latency swept from "
-                f"{nmreport.COSTING['altra2s']['remote_lat'][0]} to "
-                f"{nmreport.COSTING['altra2s']['remote_lat'][1]} cycles "
+                f"{ALTRA_LATS[0]['remote_lat']} to "
+                f"{ALTRA_LATS[1]['remote_lat']} cycles "
                 "among them. A workload with less hot text than ScyllaDB "
                 "adds less: only one whose text misses the caches as "
                 "often can match it.\n\n"

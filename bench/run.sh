@@ -10,7 +10,8 @@
 # measures of each workload, BENCH_BOOTS (default 3) how many boots
 # (each with its own page allocator shuffle) measure each preset and
 # policy; BENCH_WORKLOADS (default "sdet cc1 perl
-# python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern altra2s") and
+# python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern altra2s
+# cxl") and
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
 # ICOUNT_SHIFT (default 5) is the paired guests' -icount shift
 # (boot/qemu.sh; the others count instructions at 0, where ticks are
@@ -31,7 +32,7 @@ cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
 pairs=${BENCH_PAIRS:-3}
 boots=${BENCH_BOOTS:-3}
 workloads=${BENCH_WORKLOADS:-sdet cc1 perl python3 sqlite3}
-presets=${BENCH_PRESETS:-numaq p4 modern altra2s}
+presets=${BENCH_PRESETS:-numaq p4 modern altra2s cxl}
 policies=${BENCH_POLICIES:-text private readonly}
 jobs=${BENCH_JOBS:-$(nproc)}
 paired_shift=${ICOUNT_SHIFT:-5}
@@ -54,10 +55,27 @@ cp "$progs"/* "$here"/guest/*.sh "$guest/"
 # a node's memory and its node cache also share what they fetch from
 # remote memory; the single TCG thread takes 4 times as long a unit as
 # with one CPU a node.
+# On `cxl`, two sockets and the CXL memory expander behind socket 0, a
+# node of memory alone, two hops from socket 1, that holds the workloads'
+# page cache (paired.sh, PAGE_CACHE_NODE).
 preset_layout() {
 	case $1 in
 	numaq | p4) echo "NODES=4 CPUS_PER_NODE=4 MEM_PER_NODE=512M" ;;
+	cxl) echo "NODES=3 MEM_ONLY_NODES=1 CPUS_PER_NODE=2 MEM_PER_NODE=512M" ;;
 	*) echo "NODES=2 CPUS_PER_NODE=2 MEM_PER_NODE=512M" ;;
+	esac
+}
+
+# What the plugin (,key=value) and the guest's command (VAR=value ) are
+# told beyond the layout.
+preset_model() {
+	case $1 in
+	cxl) echo ",far=1-2" ;;
+	esac
+}
+preset_guest() {
+	case $1 in
+	cxl) echo "PAGE_CACHE_NODE=2 " ;;
 	esac
 }
 
@@ -79,10 +97,10 @@ boot() {
 	local dir=$out/runs/$name
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	echo "$cmd" > "$dir/cmd.sh"
+	echo "$(preset_guest "$preset")$cmd" > "$dir/cmd.sh"
 	echo "bench: $name ($flavour kernel, $preset preset${policy:+, policy $policy})"
 	if ! env $(preset_layout "$preset") ICOUNT_SHIFT=$icount_shift \
-	     MODEL="$plugin,out=$dir/counts,preset=$preset${BENCH_PROFILE:+,profile=$dir/profile}" \
+	     MODEL="$plugin,out=$dir/counts,preset=$preset$(preset_model "$preset")${BENCH_PROFILE:+,profile=$dir/profile}" \
 	     ADD="$guest" \
 	     APPEND="norandmaps numa_balancing=disable transparent_hugepage=madvise page_alloc.shuffle=1" \
 	     POLICY=$policy TIMEOUT=${BENCH_TIMEOUT:-7200} \

@@ -6,6 +6,8 @@
 #               exit non-zero if a test failed or the run went wrong.
 #   mode run:   run <run-file> (sh) in /mnt/add, exit with its status.
 # Environment: NODES CPUS_PER_NODE MEM_PER_NODE POLICY APPEND TIMEOUT ADD
+#              MEM_ONLY_NODES (default 0: the last that many of the NODES
+#              have memory and no CPU, as a CXL memory expander)
 #              TEST_TIMEOUT QEMU_OPTS TESTS (check mode: which selftests,
 #              "name [args]; ...", default all) SCRATCH_FS (check mode:
 #              ext4, the default, or xfs: the filesystem the selftests
@@ -20,6 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mode=$1 build=$2 initrd=$3 stage=$4 out=$5 runfile=${6:-}
 nodes=${NODES:-2}
 cpn=${CPUS_PER_NODE:-2}
+mem_only=${MEM_ONLY_NODES:-0}
 mem=${MEM_PER_NODE:-512M}
 timeout=${TIMEOUT:-900}
 kernel=$build/arch/x86/boot/bzImage
@@ -30,11 +33,13 @@ case $mem in
 *[0-9]) mem_mb=$mem ;;
 *) echo "qemu: MEM_PER_NODE=$mem: use a size like 512M or 1G" >&2; exit 2 ;;
 esac
-case "$nodes$cpn$mem_mb" in
-*[!0-9]*) echo "qemu: NODES, CPUS_PER_NODE must be numbers" >&2; exit 2 ;;
+case "$nodes$cpn$mem_mb$mem_only" in
+*[!0-9]*) echo "qemu: NODES, CPUS_PER_NODE, MEM_ONLY_NODES must be numbers" >&2; exit 2 ;;
 esac
-[ "$nodes" -ge 1 ] && [ "$cpn" -ge 1 ] && [ "$mem_mb" -ge 128 ] ||
-	{ echo "qemu: need NODES>=1, CPUS_PER_NODE>=1, MEM_PER_NODE>=128M" >&2; exit 2; }
+[ "$nodes" -ge 1 ] && [ "$cpn" -ge 1 ] && [ "$mem_mb" -ge 128 ] &&
+	[ "$mem_only" -lt "$nodes" ] ||
+	{ echo "qemu: need NODES>=1, CPUS_PER_NODE>=1, MEM_PER_NODE>=128M, MEM_ONLY_NODES<NODES" >&2; exit 2; }
+cpu_nodes=$((nodes - mem_only))
 [ -f "$kernel" ] || { echo "qemu: no kernel at $kernel" >&2; exit 2; }
 
 mkdir -p "$out"
@@ -46,6 +51,7 @@ rm -f "$console" "$output"
 {
 	echo "GUEST_MODE=$mode"
 	echo "export REPLICA_EXPECT_NODES=$nodes"
+	echo "export REPLICA_EXPECT_MEM_ONLY_NODES=$mem_only"
 	echo "export REPLICA_EXPECT_CPUS_PER_NODE=$cpn"
 	echo "export REPLICA_EXPECT_MEM_PER_NODE_MB=$mem_mb"
 	echo "export TEST_TIMEOUT=${TEST_TIMEOUT:-300}"
@@ -97,7 +103,7 @@ if [ -n "${MODEL:-}" ]; then
 	# the name of the file QEMU mapped there.
 	ramdir=$(mktemp -d /dev/shm/numa-model.XXXXXX) || exit 2
 	trap 'rm -rf "$ramdir"' EXIT
-	model=(-plugin "$MODEL,ram=$ramdir/node,nodes=$nodes,cpus_per_node=$cpn,node_mb=$mem_mb,icount_shift=$icount_shift")
+	model=(-plugin "$MODEL,ram=$ramdir/node,nodes=$nodes,cpu_nodes=$cpu_nodes,cpus_per_node=$cpn,node_mb=$mem_mb,icount_shift=$icount_shift")
 fi
 for ((n = 0; n < nodes; n++)); do
 	if [ -n "${MODEL:-}" ]; then
@@ -105,7 +111,11 @@ for ((n = 0; n < nodes; n++)); do
 	else
 		numa+=(-object "memory-backend-ram,id=m$n,size=${mem_mb}M")
 	fi
-	numa+=(-numa "node,nodeid=$n,cpus=$((n * cpn))-$((n * cpn + cpn - 1)),memdev=m$n")
+	if [ "$n" -lt "$cpu_nodes" ]; then
+		numa+=(-numa "node,nodeid=$n,cpus=$((n * cpn))-$((n * cpn + cpn - 1)),memdev=m$n")
+	else
+		numa+=(-numa "node,nodeid=$n,memdev=m$n")
+	fi
 done
 cmdline="console=ttyS0,115200 ignore_loglevel panic=-1 rdinit=/init"
 [ -n "${POLICY:-}" ] && cmdline+=" replica_policy=$POLICY"
@@ -123,7 +133,7 @@ start=$(date +%s)
 timeout --foreground -k 10 "$timeout" \
 	qemu-system-x86_64 -machine q35 "${accel[@]}" -cpu max,la57=off \
 	-m $((nodes * mem_mb)) "${numa[@]}" \
-	-smp "$((nodes * cpn)),sockets=$nodes,cores=$cpn,threads=1" \
+	-smp "$((cpu_nodes * cpn)),sockets=$cpu_nodes,cores=$cpn,threads=1" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-drive "file=$out/disk.img,format=raw,if=virtio,cache=unsafe" \
 	-drive "file=$out/xfs.img,format=raw,if=virtio,cache=unsafe" \

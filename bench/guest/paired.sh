@@ -7,7 +7,10 @@
 # 0 first, under policy none, then a unit of the workload runs on node
 # 0's CPUs (which reads the system's files it uses), as a machine's
 # shared files are wherever they were first read; filenodes then checks,
-# from numa_maps, that every page of those files is on node 0.  Then
+# from numa_maps, that every page of those files is on node 0.  With
+# PAGE_CACHE_NODE=N, both read into node N's memory instead (a CXL
+# memory node without CPUs, where memory tiering puts the page cache it
+# demotes), and every page must be there.  Then
 # <pairs> pairs of measurements, one under none and one under <policy>,
 # switched in sysfs, in alternating order (none first in odd pairs,
 # <policy> first in even ones).  A measurement is one unit of the
@@ -45,6 +48,10 @@ sysfs=/sys/kernel/mm/replica/policy
 wl=$(pwd)/wl
 export LD_LIBRARY_PATH=$wl/lib
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
+cache_node=${PAGE_CACHE_NODE:-0}
+# Where the jobs' memory goes: while the files are first read, the node
+# that is to cache them.
+mem_bind=
 
 if [ "$policy" = vanilla ]; then
 	[ ! -e $sysfs ] || { echo "paired: vanilla, but $sysfs exists" >&2; exit 1; }
@@ -60,7 +67,7 @@ set_policy() {
 	[ "$1" = vanilla ] || echo "$1" > $sysfs
 }
 
-# The CPUs of node $1, one per word.
+# The CPUs of node $1, one per word; none for a node of memory alone.
 node_cpus() {
 	for range in $(tr ',' ' ' < /sys/devices/system/node/node$1/cpulist); do
 		seq ${range%-*} ${range#*-}
@@ -137,7 +144,7 @@ unit() {
 	k=0
 	pids=
 	for cpu in $cpus; do
-		taskset -c "$cpu" bash -c \
+		$mem_bind taskset -c "$cpu" bash -c \
 			"read -r go < /tmp/paired-go; $(job "$1" $k)" &
 		pids="$pids $!"
 		k=$((k + 1))
@@ -197,16 +204,20 @@ for workload in "$@"; do
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	pair=0
-	# On node 0, as the launcher is.
-	find "$wl" -type f | xargs cat > /dev/null
+	# On node 0, as the launcher is, or in the memory of
+	# PAGE_CACHE_NODE.
+	mem_bind="numactl --membind=$cache_node"
+	find "$wl" -type f | $mem_bind xargs cat > /dev/null
 	unit "$workload" "$(node_cpus 0)"
+	mem_bind=
 	# A page elsewhere would make the pairs unfair: the run stops.
 	{ find "$wl" -type f; [ "$workload" != sdet ] || sdet_files; } \
 		> /tmp/paired-files
 	rc=0
-	./filenodes 0 < /tmp/paired-files > /tmp/paired-cache || rc=$?
+	./filenodes "$cache_node" < /tmp/paired-files > /tmp/paired-cache ||
+		rc=$?
 	sed 's/^/paired-cache: /' /tmp/paired-cache
-	[ $rc -eq 0 ] || { echo "paired: $workload's files are not all on node 0" >&2; exit 1; }
+	[ $rc -eq 0 ] || { echo "paired: $workload's files are not all on node $cache_node" >&2; exit 1; }
 	p=1
 	while [ $p -le "$pairs" ]; do
 		pair=$p
@@ -239,6 +250,10 @@ for workload in "$@"; do
 	set_policy "$policy"
 	n=0
 	while [ $n -lt "$nodes" ]; do
+		if [ -z "$(node_cpus $n)" ]; then
+			n=$((n + 1))
+			continue
+		fi
 		numactl --cpunodebind=$n bash -c 'sleep 2; true' &
 		sleep 1
 		echo "paired-text: node $n"

@@ -16,10 +16,11 @@ import sys
 # i: user instruction fetches, k: kernel ones, d: data.
 KINDS = ("i", "k", "d")
 NC_SIZES = 3    # node cache sizes the plugin models side by side
-FIELDS = ("insns", "inval_local", "inval_remote", "turns") + tuple(
+FIELDS = ("insns", "inval_local", "inval_remote", "inval_nodes",
+          "turns") + tuple(
     f"{k}_{f}" for k in KINDS
     for f in ("l1", "l1_miss", "l2", "local", "remote", "xfer", "unknown",
-              "pf") + tuple(f"nc{w}{s}" for s in range(NC_SIZES)
+              "pf", "far", "farxfer") + tuple(f"nc{w}{s}" for s in range(NC_SIZES)
                             for w in "lr"))
 
 # What the plugin counts and leaves to the report to cost, per preset
@@ -28,13 +29,21 @@ FIELDS = ("insns", "inval_local", "inval_remote", "turns") + tuple(
 # a hit in it as a multiple of local memory's (the headline, then the
 # ends of the range the band sweeps), and the share of an invalidation's
 # round trip that a store waits for (a store buffer hides some or all).
-# Where a machine's remote memory latency is not published, remote_lat
-# gives the ends of the band swept around the cycles its preset assumes
-# (numa-model.c).
+# Where a machine's memory latencies are not published, or only as a
+# range, lats gives the latencies (cycles) at the ends of the band swept
+# around those its preset assumes (numa-model.c).
 COSTING = {
     "numaq": {"nc": 1, "nc_lat": (1.5, 1.0, 2.0)},
     "p4": {"nc": 1, "nc_lat": (0.75, 0.5, 1.0)},
-    "altra2s": {"remote_lat": (900, 2100)},
+    "altra2s": {"lats": ({"remote_lat": 900}, {"remote_lat": 2100})},
+    # CXL memory from its own socket as the other socket's memory (196 ns)
+    # up to the slowest ASIC expander measured (271 ns); from the other
+    # socket that plus the hop between sockets (302 to 359 ns); the LLC,
+    # not published, from 24 to 43 ns.
+    "cxl": {"lats": tuple(dict(mem, llc_lat=llc)
+                          for mem in ({"remote_lat": 411, "far_lat": 634},
+                                      {"remote_lat": 569, "far_lat": 754})
+                          for llc in (50, 90))},
 }
 INVAL_WAIT = (1.0, 0.0, 1.0)
 CPI_BAND = (1.0, 1.5, 2.0)
@@ -90,19 +99,23 @@ def node_caches(model):
     return [s for s in sizes if s]
 
 
-def costed(model, cpi=None, nc=None, nc_lat=None, inval=None,
-           remote_lat=None):
+def costed(model, cpi=None, nc=None, nc_lat=None, inval=None, lats=None,
+           serial=False):
     """@model with the report's costing of what the plugin only counts:
     @cpi, the node cache @nc (index; -1: none) hit at @nc_lat times local
     latency, @inval the share of an invalidation a store waits for,
-    @remote_lat the cycles of a remote access.  What is not given keeps
-    the preset's headline (COSTING), or the plugin's figure."""
+    @lats memory latencies in cycles ({"remote_lat": ...}), @serial: a
+    store invalidates the other nodes' copies one after the other, a
+    round trip each (SCI), not all at once.  What is not given keeps the
+    preset's headline (COSTING), or the plugin's figure."""
     m = dict(model)
+    if serial:
+        m["inval_serial"] = "1"
     cost = COSTING.get(model.get("preset"), {})
     if cpi is not None:
         m["cpi"] = str(cpi)
-    if remote_lat is not None:
-        m["remote_lat"] = str(remote_lat)
+    for key, lat in (lats or {}).items():
+        m[key] = str(lat)
     m.setdefault("nc", str(cost.get("nc", -1) if node_caches(model)
                            else -1))
     m.setdefault("nc_lat", str(cost.get("nc_lat", (1.0,))[0]))
@@ -119,15 +132,15 @@ def costed(model, cpi=None, nc=None, nc_lat=None, inval=None,
 def band_models(model):
     """The costings a gain's band spans: every CPI of CPI_BAND, every
     node cache size at both ends of its latency range, stores that wait
-    for no invalidation or for all of it, and both ends of an assumed
-    remote latency."""
+    for no invalidation or for all of it, and both ends of the memory
+    latencies a preset sweeps."""
     cost = COSTING.get(model.get("preset"), {})
     sizes = range(len(node_caches(model))) if "nc" in cost else [-1]
-    lats = cost.get("nc_lat", (1.0, 1.0, 1.0))[1:]
-    remote_lats = cost.get("remote_lat", (None,))
-    return [costed(model, cpi, nc, lat, inval, remote_lat)
-            for cpi in CPI_BAND for nc in sizes for lat in lats
-            for inval in INVAL_WAIT[1:] for remote_lat in remote_lats]
+    nc_lats = cost.get("nc_lat", (1.0, 1.0, 1.0))[1:]
+    return [costed(model, cpi, nc, nc_lat, inval, lats)
+            for cpi in CPI_BAND for nc in sizes for nc_lat in nc_lats
+            for inval in INVAL_WAIT[1:]
+            for lats in cost.get("lats", (None,))]
 
 
 def cycle_parts(model, c):
@@ -139,6 +152,8 @@ def cycle_parts(model, c):
     m = costed(model)
     l2, llc = int(m.get("l2_lat", 0)), int(m["llc_lat"])
     local_lat, remote_lat = int(m["local_lat"]), int(m["remote_lat"])
+    # Counts from before the model knew two hops have none.
+    far_lat = int(m.get("far_lat", remote_lat))
     nc = int(m["nc"])
     hit = float(m["nc_lat"]) * local_lat
     parts = {"insns": c["insns"] * float(m["cpi"])}
@@ -148,12 +163,16 @@ def cycle_parts(model, c):
         parts[f"{k}_l2"] = c[f"{k}_l2"] * l2
         parts[f"{k}_llc"] = (c[f"{k}_l1_miss"] - c[f"{k}_l2"] -
                              c[f"{k}_local"] - c[f"{k}_remote"]) * llc
-        parts[f"{k}_mem"] = ((c[f"{k}_remote"] - c[f"{k}_xfer"] - ncr) *
-                             remote_lat +
+        far_mem = c[f"{k}_far"] - c[f"{k}_farxfer"]
+        parts[f"{k}_mem"] = ((c[f"{k}_remote"] - c[f"{k}_xfer"] - ncr -
+                              far_mem) * remote_lat + far_mem * far_lat +
                              (c[f"{k}_local"] - ncl) * local_lat +
                              (ncl + ncr) * hit)
-        parts[f"{k}_xfer"] = c[f"{k}_xfer"] * remote_lat
-    parts["inval"] = float(m["inval"]) * (c["inval_remote"] * remote_lat +
+        parts[f"{k}_xfer"] = ((c[f"{k}_xfer"] - c[f"{k}_farxfer"]) *
+                              remote_lat + c[f"{k}_farxfer"] * far_lat)
+    remote_invals = c["inval_nodes" if m.get("inval_serial") else
+                      "inval_remote"]
+    parts["inval"] = float(m["inval"]) * (remote_invals * remote_lat +
                                           c["inval_local"] * (llc or local_lat))
     return parts
 
@@ -170,6 +189,7 @@ def as_local(model, c, kind):
     c = dict(c)
     c[f"{kind}_local"] += c[f"{kind}_remote"]
     c[f"{kind}_remote"] = c[f"{kind}_xfer"] = 0
+    c[f"{kind}_far"] = c[f"{kind}_farxfer"] = 0
     for s in range(NC_SIZES):
         if model.get("nc_scope") == "all":
             c[f"{kind}_ncl{s}"] += c[f"{kind}_ncr{s}"]
@@ -220,13 +240,14 @@ def figures(model, c):
 
 
 def validate(path):
-    """Three measurements: a stream of local memory, then of remote
+    """Five measurements: a stream of local memory, then of remote
     memory, then 16 rounds of reading 64 KiB that a writer on another
-    node wrote last."""
+    node wrote last; then streams of the memory-only node 2 from node 0
+    (one hop) and from node 1 (two)."""
     model, marks = load(path)
     got = measurements(marks, node=0)
-    if len(got) != 3:
-        print(f"numa-model: {len(got)} measurements in {path}, not 3")
+    if len(got) != 5:
+        print(f"numa-model: {len(got)} measurements in {path}, not 5")
         return False
     ok = True
     for c, want in zip(got, ("local", "remote")):
@@ -261,9 +282,27 @@ def validate(path):
     print(f"numa-model: 16 rounds through a pipe: {turns[0]} and {turns[1]} "
           f"turns of the reader's and writer's nodes "
           f"({'ok' if good else 'WRONG'})")
-    return (ok and good and
+    return (ok and good and validate_far(model, got[3],
+                                         measurements(marks, node=1)[4]) and
             validate_node_caches(model, got[0], got[1]) and
             node_caches_within_memory(model, marks))
+
+
+def validate_far(model, near, far):
+    """Streams of the memory-only node 2: from node 0, one hop, counted
+    remote and never far; from node 1, two hops (far=1-2), far."""
+    ok = True
+    for c, want in ((near, 0), (far, 1)):
+        f = figures(model, c)
+        share = c["d_far"] / c["d_remote"] if c["d_remote"] else 0.0
+        good = (f["data_remote_pct"] >= 99.0 and
+                (share == 0 if not want else share >= 0.99))
+        print(f"numa-model: stream of node 2's memory from node "
+              f"{want}: {f['data_remote_pct']:.2f}% remote, "
+              f"{100 * share:.2f}% of them two hops away "
+              f"({'ok' if good else 'WRONG'})")
+        ok &= good and c["d_remote"] > 0
+    return ok
 
 
 def node_caches_within_memory(model, marks):

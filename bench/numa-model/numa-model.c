@@ -14,6 +14,8 @@
  *   instructions * cpi + L2 hits * l2_lat + LLC hits * llc_lat
  *                      + local misses * local_lat + remote misses * remote_lat
  *
+ * where a remote miss to a node the machine reaches over two hops (far=)
+ * costs far_lat instead.
  * in cycles (L1 hits are in the base CPI).  The report adds what the
  * counts below let it cost at any latency: hits in a node cache, and
  * stores that invalidate copies in other caches.  Caches are physically tagged
@@ -58,13 +60,23 @@
  * Arguments (-plugin numa-model.so,key=value,...):
  *   out=FILE          where the counts go (required)
  *   ram=PREFIX        node N's RAM is the file PREFIX<N> (required)
- *   nodes=N cpus_per_node=C node_mb=M
+ *   nodes=N cpus_per_node=C node_mb=M [cpu_nodes=K]
  *                     the guest's layout: vCPU v is on node v / C, and
- *                     node n holds guest physical [n * M, (n + 1) * M) MiB
+ *                     node n holds guest physical [n * M, (n + 1) * M) MiB;
+ *                     only the first K nodes (default N) have CPUs, the
+ *                     others memory alone (a CXL memory expander)
+ *   far=A-B[:C-D...]  node pairs two hops apart (a socket and the CXL
+ *                     memory behind the other socket, or the sockets of
+ *                     a machine whose links do not join every pair): a
+ *                     miss from one to the other's memory or caches is
+ *                     also counted far, and costs far_lat (no preset
+ *                     has both far pairs and node caches: the report
+ *                     costs a node cache hit as saving a one-hop access)
  *   phys=doubled|exact how QEMU reports a data access's address (above)
- *   preset=modern|numaq|p4|altra2s  cache geometry and latencies
+ *   preset=modern|numaq|p4|altra2s|cxl  cache geometry and latencies
  *                     (see presets below)
- *   cpi= l2_lat= llc_lat= local_lat= remote_lat= mhz= line= l1i_kb=
+ *   cpi= l2_lat= llc_lat= local_lat= remote_lat= far_lat= mhz= line=
+ *   l1i_kb=
  *   l1d_kb= l1_ways= l2_kb= l2_ways= llc_kb_per_cpu= llc_kb_per_node=
  *   llc_ways= nc_ways= iprefetch=0|1
  *                     override one figure of the preset (l2_kb=0: no
@@ -122,6 +134,7 @@ struct model {
 	unsigned int llc_lat;	/* cycles: an L2 miss that hits the LLC */
 	unsigned int local_lat;	/* cycles: an LLC miss to local memory */
 	unsigned int remote_lat;/* cycles: an LLC miss to remote memory */
+	unsigned int far_lat;	/* cycles: one two hops away (far=) */
 	unsigned int mhz;	/* to turn cycles into seconds */
 	unsigned int line;	/* bytes */
 	unsigned int l1i_kb, l1d_kb, l1_ways;
@@ -188,6 +201,24 @@ static const struct model presets[] = {
 		.llc_kb_per_node = 32 << 10,
 		.iprefetch = true,
 	},
+	{
+		/*
+		 * 2-socket Xeon Gold 6430 (Sapphire Rapids), 2.1 GHz, and a
+		 * CXL Type-3 memory expander behind socket 0: from socket
+		 * 1 it is two hops away (far=, set by the guest's layout).
+		 * From socket 0 it costs about what the other socket's
+		 * memory does.  The LLC latency is not published; the
+		 * report sweeps it with the CXL latencies (COSTING).
+		 */
+		.name = "cxl", .cpi = 1.0, .l2_lat = 16, .llc_lat = 70,
+		.local_lat = 227, .remote_lat = 411, .far_lat = 634,
+		.mhz = 2100,
+		.line = 64, .l1i_kb = 32, .l1d_kb = 48, .l1_ways = 8,
+		.l2_kb = 2048, .l2_ways = 16,
+		.llc_kb_per_cpu = 1920, .llc_ways = 15,
+		.llc_kb_per_node = 32 * 1920,
+		.iprefetch = true,
+	},
 };
 
 struct cache {
@@ -209,6 +240,8 @@ struct counts {
 	uint64_t local_miss[NR_FETCH], remote_miss[NR_FETCH];
 	/* Of the remote ones: lines another node's cache held dirty. */
 	uint64_t remote_xfer[NR_FETCH];
+	/* Of the remote ones, and of those transfers: two hops away. */
+	uint64_t far_miss[NR_FETCH], far_xfer[NR_FETCH];
 	uint64_t unknown[NR_FETCH];	/* not RAM of any node (ROM, I/O) */
 	/* Of the memory accesses: what node cache k would have served. */
 	uint64_t nc_local[NR_FETCH][NC_SIZES], nc_remote[NR_FETCH][NC_SIZES];
@@ -219,6 +252,12 @@ struct counts {
 	 * to another node, or stays within the node.
 	 */
 	uint64_t inval_remote, inval_local;
+	/*
+	 * Of the remote ones, the other nodes that held a copy, summed: what
+	 * a store waits for where each is invalidated one after the other
+	 * (SCI's sharing lists, on the NUMA-Q).
+	 */
+	uint64_t inval_nodes;
 	/*
 	 * Turns: how often this vCPU ran a block after another vCPU had.
 	 * QEMU's single TCG thread runs the vCPUs one after the other, each
@@ -278,7 +317,10 @@ static struct model m;
 static struct directory dir;
 static bool kernel_text_local;
 static unsigned int icount_shift;
-static int nr_nodes = 2, cpus_per_node = 2, nr_vcpus;
+static int nr_nodes = 2, cpus_per_node = 2, nr_vcpus, cpu_nodes;
+/* Per node, the nodes two hops from it (far=), and the argument. */
+static uint8_t far_nodes[MAX_NODES];
+static char far_arg[64];
 static bool phys_doubled = true;
 static uint64_t node_bytes = 512ULL << 20;
 static unsigned int line_shift;
@@ -378,26 +420,33 @@ enum inval { INVAL_NONE, INVAL_LOCAL, INVAL_REMOTE };
 
 /*
  * A store by @vcpu: every other copy of @line goes.  Returns the farthest
- * cache that really held one (the directory's bits are a superset).
+ * cache that really held one (the directory's bits are a superset), and
+ * in @holders the other nodes whose caches did.
  */
-static enum inval take_ownership(unsigned int vcpu, uint64_t line)
+static enum inval take_ownership(unsigned int vcpu, uint64_t line,
+				 unsigned int *holders)
 {
 	int home = vcpu / cpus_per_node;
 	uint32_t others = dir.sharers[line] & ~(1U << vcpu);
 	uint8_t other_nodes = dir.llc_nodes[line] & ~(1U << home);
+	uint8_t held_by = 0;
 	enum inval inval = INVAL_NONE;
-	enum inval here;
 	int v, n, k;
 
 	for (v = 0; others; v++, others >>= 1) {
+		int node = v / cpus_per_node;
+
 		if (!(others & 1))
 			continue;
-		here = v / cpus_per_node == home ? INVAL_LOCAL : INVAL_REMOTE;
 		/* No short cuts: every copy must go. */
-		if (cache_holds(&vcpus[v].l1i, line, true) |
-		    cache_holds(&vcpus[v].l1d, line, true) |
-		    cache_holds(&vcpus[v].l2, line, true))
-			inval = inval > here ? inval : here;
+		if (!(cache_holds(&vcpus[v].l1i, line, true) |
+		      cache_holds(&vcpus[v].l1d, line, true) |
+		      cache_holds(&vcpus[v].l2, line, true)))
+			continue;
+		if (node == home)
+			inval = inval > INVAL_LOCAL ? inval : INVAL_LOCAL;
+		else
+			held_by |= 1U << node;
 	}
 	for (n = 0; other_nodes; n++, other_nodes >>= 1) {
 		bool held;
@@ -408,8 +457,11 @@ static enum inval take_ownership(unsigned int vcpu, uint64_t line)
 		for (k = 0; k < NC_SIZES; k++)
 			held |= cache_holds(&nodes[n].nc[k], line, true);
 		if (held)
-			inval = INVAL_REMOTE;
+			held_by |= 1U << n;
 	}
+	if (held_by)
+		inval = INVAL_REMOTE;
+	*holders = __builtin_popcount(held_by);
 	dir.sharers[line] &= 1U << vcpu;
 	dir.llc_nodes[line] &= 1U << home;
 	dir.owner[line] = vcpu + 1;
@@ -484,6 +536,10 @@ static bool private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 	if (dirty_node >= 0 && dirty_node != home) {
 		v->n.remote_miss[kind]++;
 		v->n.remote_xfer[kind]++;
+		if (far_nodes[home] & (1U << dirty_node)) {
+			v->n.far_miss[kind]++;
+			v->n.far_xfer[kind]++;
+		}
 	} else if (dirty_node == home) {
 		/* Within the node: as fast as its LLC, or its memory. */
 		if (nodes[home].llc.sets)
@@ -497,6 +553,8 @@ static bool private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 		node_caches(v, home, kind, line, home, false);
 	} else {
 		v->n.remote_miss[kind]++;
+		if (far_nodes[home] & (1U << node))
+			v->n.far_miss[kind]++;
 		node_caches(v, home, kind, line, node, false);
 	}
 	return true;
@@ -559,16 +617,18 @@ static enum served access_line(unsigned int vcpu, enum fetch kind,
 	}
 	if (store && (dir.owner[line] != vcpu + 1 ||
 		      dir.sharers[line] != 1U << vcpu)) {
-		enum inval inval = take_ownership(vcpu, line);
+		unsigned int holders;
+		enum inval inval = take_ownership(vcpu, line, &holders);
 
 		/*
 		 * A store that went to memory waited as long as the
 		 * invalidations (the directory sends them meanwhile); one
 		 * served by a cache waits for them on top.
 		 */
-		if (inval == INVAL_REMOTE && served != SERVED_MEMORY)
+		if (inval == INVAL_REMOTE && served != SERVED_MEMORY) {
 			v->n.inval_remote++;
-		else if (inval == INVAL_LOCAL && served != SERVED_MEMORY)
+			v->n.inval_nodes += holders;
+		} else if (inval == INVAL_LOCAL && served != SERVED_MEMORY)
 			v->n.inval_local++;
 	}
 	return served;
@@ -697,12 +757,14 @@ static void write_counts(const char *mark, unsigned int by)
 			fprintf(out, " %s_l1=%" PRIu64 " %s_l1_miss=%" PRIu64
 				" %s_l2=%" PRIu64
 				" %s_local=%" PRIu64 " %s_remote=%" PRIu64
-				" %s_xfer=%" PRIu64 " %s_unknown=%" PRIu64,
+				" %s_xfer=%" PRIu64 " %s_unknown=%" PRIu64
+				" %s_far=%" PRIu64 " %s_farxfer=%" PRIu64,
 				prefix[k], c->l1[k], prefix[k], c->l1_miss[k],
 				prefix[k], c->l2_hit[k],
 				prefix[k], c->local_miss[k], prefix[k],
 				c->remote_miss[k], prefix[k], c->remote_xfer[k],
-				prefix[k], c->unknown[k]);
+				prefix[k], c->unknown[k], prefix[k],
+				c->far_miss[k], prefix[k], c->far_xfer[k]);
 		for (k = 0; k < NR_FETCH; k++) {
 			fprintf(out, " %s_pf=%" PRIu64, prefix[k],
 				c->prefetch[k]);
@@ -713,7 +775,8 @@ static void write_counts(const char *mark, unsigned int by)
 					c->nc_remote[k][s]);
 		}
 		fprintf(out, " inval_local=%" PRIu64 " inval_remote=%" PRIu64
-			" turns=%" PRIu64, c->inval_local, c->inval_remote,
+			" inval_nodes=%" PRIu64 " turns=%" PRIu64,
+			c->inval_local, c->inval_remote, c->inval_nodes,
 			c->turns);
 		fputc('\n', out);
 	}
@@ -846,6 +909,28 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		fclose(profile_out);
 }
 
+/* far=A-B[:C-D...]: the node pairs two hops apart. */
+static int parse_far(const char *val)
+{
+	if (strlen(val) >= sizeof(far_arg))
+		return -1;
+	strcpy(far_arg, val);
+	while (*val) {
+		char *end;
+		unsigned long a = strtoul(val, &end, 10), b;
+
+		if (*end != '-' || a >= MAX_NODES)
+			return -1;
+		b = strtoul(end + 1, &end, 10);
+		if ((*end && *end != ':') || b >= MAX_NODES || a == b)
+			return -1;
+		far_nodes[a] |= 1U << b;
+		far_nodes[b] |= 1U << a;
+		val = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 static int parse_arg(const char *arg)
 {
 	const char *eq = strchr(arg, '=');
@@ -857,7 +942,8 @@ static int parse_arg(const char *arg)
 	} uints[] = {
 		{ "l2_lat", &m.l2_lat },
 		{ "llc_lat", &m.llc_lat }, { "local_lat", &m.local_lat },
-		{ "remote_lat", &m.remote_lat }, { "mhz", &m.mhz },
+		{ "remote_lat", &m.remote_lat }, { "far_lat", &m.far_lat },
+		{ "mhz", &m.mhz },
 		{ "line", &m.line }, { "l1i_kb", &m.l1i_kb },
 		{ "l1d_kb", &m.l1d_kb }, { "l1_ways", &m.l1_ways },
 		{ "l2_kb", &m.l2_kb }, { "l2_ways", &m.l2_ways },
@@ -879,6 +965,10 @@ static int parse_arg(const char *arg)
 		nr_nodes = atoi(val);
 	} else if (KEY("cpus_per_node")) {
 		cpus_per_node = atoi(val);
+	} else if (KEY("cpu_nodes")) {
+		cpu_nodes = atoi(val);
+	} else if (KEY("far")) {
+		return parse_far(val);
 	} else if (KEY("node_mb")) {
 		node_bytes = strtoull(val, NULL, 10) << 20;
 	} else if (KEY("phys")) {
@@ -946,15 +1036,20 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	for (i = 0; i < argc; i++)
 		if (strncmp(argv[i], "preset=", 7) && parse_arg(argv[i]))
 			goto bad_arg;
+	if (!cpu_nodes)
+		cpu_nodes = nr_nodes;
 	if (!info->system_emulation || !out_path || !ram_prefix ||
 	    nr_nodes < 1 || nr_nodes > MAX_NODES || cpus_per_node < 1 ||
-	    nr_nodes * cpus_per_node > MAX_VCPUS || !node_bytes ||
+	    cpu_nodes < 1 || cpu_nodes > nr_nodes ||
+	    cpu_nodes * cpus_per_node > MAX_VCPUS || !node_bytes ||
 	    !m.line || (m.line & (m.line - 1))) {
 		qemu_plugin_outs("numa-model: needs system emulation, out=, ram=, and a sane layout\n");
 		return -1;
 	}
 	line_shift = __builtin_ctz(m.line);
-	nr_vcpus = nr_nodes * cpus_per_node;
+	nr_vcpus = cpu_nodes * cpus_per_node;
+	if (!m.far_lat)
+		m.far_lat = m.remote_lat;
 	for (i = 0; i < nr_vcpus; i++)
 		if (cache_init(&vcpus[i].l1i, m.l1i_kb, m.l1_ways, false) ||
 		    cache_init(&vcpus[i].l1d, m.l1d_kb, m.l1_ways, false) ||
@@ -997,13 +1092,13 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpus_per_node=%d phys=%s kernel_text=%s icount_shift=%u\n",
+	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u far_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpu_nodes=%d far=%s cpus_per_node=%d phys=%s kernel_text=%s icount_shift=%u\n",
 		m.name, m.cpi, m.l2_lat, m.llc_lat, m.local_lat, m.remote_lat,
-		m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
+		m.far_lat, m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
 		m.l2_ways, m.llc_kb_per_cpu, m.llc_kb_per_node, m.llc_ways,
 		m.nc_kb[0], m.nc_kb[1], m.nc_kb[2], m.nc_ways,
 		m.nc_all ? "all" : "remote", m.iprefetch, nr_nodes,
-		cpus_per_node, phys_doubled ? "doubled" : "exact",
+		cpu_nodes, far_arg[0] ? far_arg : "-", cpus_per_node, phys_doubled ? "doubled" : "exact",
 		kernel_text_local ? "local" : "remote", icount_shift);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
