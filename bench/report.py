@@ -136,13 +136,14 @@ def reclaim(out, summary, f):
             f"{r['oom']:.0f} |\n")
 
 
-WORKLOADS = ("sdet", "cc1", "perl", "python3", "sqlite3")
+WORKLOADS = ("sdet", "cc1", "perl", "python3", "sqlite3", "sqlthreads")
 WORKLOAD_NAMES = {
     "sdet": "SDET-like shell scripts",
     "cc1": "cc1 -O1 on C sources",
     "perl": "perl short runs",
     "python3": "python3 short runs",
     "sqlite3": "sqlite3 queries",
+    "sqlthreads": "sqlite3 queries, a thread a CPU",
 }
 POLICIES = ("text", "private", "readonly")
 PRESETS = ("numaq", "p4", "modern", "altra2s", "cxl")

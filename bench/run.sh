@@ -10,7 +10,7 @@
 # measures of each workload, BENCH_BOOTS (default 3) how many boots
 # (each with its own page allocator shuffle) measure each preset and
 # policy; BENCH_WORKLOADS (default "sdet cc1 perl
-# python3 sqlite3"), BENCH_PRESETS (default "numaq p4 modern altra2s
+# python3 sqlite3 sqlthreads"), BENCH_PRESETS (default "numaq p4 modern altra2s
 # cxl") and
 # BENCH_POLICIES (default "text private readonly") narrow the paired boots.
 # ICOUNT_SHIFT (default 5) is the paired guests' -icount shift
@@ -31,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=$1 initrd=$2 stage=$3 out=$4 plugin=$5 progs=$6
 pairs=${BENCH_PAIRS:-3}
 boots=${BENCH_BOOTS:-3}
-workloads=${BENCH_WORKLOADS:-sdet cc1 perl python3 sqlite3}
+workloads=${BENCH_WORKLOADS:-sdet cc1 perl python3 sqlite3 sqlthreads}
 presets=${BENCH_PRESETS:-numaq p4 modern altra2s cxl}
 policies=${BENCH_POLICIES:-text private readonly}
 jobs=${BENCH_JOBS:-$(nproc)}

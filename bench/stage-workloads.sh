@@ -4,7 +4,9 @@
 # text is cached from a disk file system, as a distribution runs them.
 #
 # Usage: stage-workloads.sh <dir> [-I<include dir>...] <C sources...>
-#   bin/        cc1 (gcc 12's compiler proper), perl, python3.11, sqlite3
+#   bin/        cc1 (gcc 12's compiler proper), perl, python3.11, sqlite3,
+#               and sqlthreads (bench/guest/sqlthreads.c: the sqlite3
+#               workload in the threads of one process)
 #   lib/        the shared libraries of those that the guest's disk lacks
 #   py/         python3.11 and the part of its standard library that an
 #               isolated (-I -S) run imports, laid out so that it finds
@@ -15,6 +17,7 @@
 #   bench.pl, bench.py  the perl and python3 workloads' short runs: build
 #               a hash of 5000 keys, sort its values as hex strings
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$1
 shift
 rm -rf "$dir"
@@ -25,6 +28,8 @@ cc1=$(gcc -print-prog-name=cc1)
 cp -L "$cc1" "$dir/bin/cc1"
 cp -L "$(type -P perl)" "$dir/bin/perl"
 cp -L "$(type -P sqlite3)" "$dir/bin/sqlite3"
+gcc -O2 -Wall -Wextra -Wno-unused-parameter -Werror -pthread \
+	-o "$dir/bin/sqlthreads" "$here/guest/sqlthreads.c" -lsqlite3
 python=/usr/bin/python3.11
 cp -L "$python" "$dir/py/bin/python3.11"
 

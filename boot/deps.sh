@@ -8,6 +8,7 @@ pkgs=(
 	e2fsprogs xfsprogs ccache libnuma-dev numactl git perl python3 python3-ply
 	python3-git xz-utils
 	coreutils grep sed gawk stress-ng gnuplot-nox sqlite3
+	libsqlite3-dev
 )
 
 missing=()

@@ -40,6 +40,9 @@
 #   sqlite3  SQLITE_RUNS (1) runs of aggregate, index and sort queries
 #            (wl/queries.sql) on a 50000-row database a CPU: read(2) of
 #            its file
+#   sqlthreads  the same in one process (wl/bin/sqlthreads), a thread on
+#            each CPU of every node: one page table for threads that
+#            span the nodes
 set -e
 policy=$1
 pairs=$2
@@ -118,6 +121,9 @@ job() {
 		echo "for i in \$(seq ${SQLITE_RUNS:-1}); do" \
 		     "$wl/bin/sqlite3 -readonly $wl/bench.db < $wl/queries.sql" \
 		     "> /dev/null; done" ;;
+	sqlthreads)
+		echo "$wl/bin/sqlthreads $wl/bench.db $wl/queries.sql" \
+		     "${SQLITE_RUNS:-1}" $unit_cpus ;;
 	*)
 		echo "paired: no workload $1" >&2
 		return 1 ;;
@@ -137,6 +143,12 @@ made_counts() {
 # $3 names the measurement.
 unit() {
 	cpus=${2:-$(all_cpus)}
+	# A threaded workload is one job, started on the first CPU, whose
+	# threads take every CPU of the unit.
+	unit_cpus=$(echo $cpus)
+	case $1 in
+	sqlthreads) cpus=${unit_cpus%% *} ;;
+	esac
 	rm -f /tmp/paired-go
 	mkfifo /tmp/paired-go
 	# Held open for reading and writing, so that no open of it blocks.
