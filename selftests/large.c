@@ -450,7 +450,13 @@ TEST_F(large, madv_collapse_over_ptes_of_a_local_replica)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(0, self->f.shared[2]);
-	EXPECT_EQ(2048, self->f.shared[0]);
+	/*
+	 * The collapse maps the first 2 MiB with one PMD.  khugepaged may
+	 * have mapped the second, which the test never wrote, by then: it
+	 * did in a boot that ran this test twice (2048 kB before, 4096
+	 * after).
+	 */
+	EXPECT_EQ(2048, self->f.shared[0] - self->f.shared[4]);
 	EXPECT_EQ(PMD_PAGES, self->f.shared[1]);
 }
 
