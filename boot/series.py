@@ -455,7 +455,8 @@ class Series:
 
 
 # The presets of make bench as the cover letter names them.
-PRESETS = (("numaq", "NUMA-Q"), ("p4", "P4 Xeon MP"), ("modern", "modern"))
+PRESETS = (("numaq", "NUMA-Q"), ("p4", "P4 Xeon MP"), ("modern", "modern"),
+           ("altra2s", "2-socket Altra"), ("cxl", "CXL memory node"))
 
 
 def calibration(s):
