@@ -57,7 +57,9 @@ cp "$progs"/* "$here"/guest/*.sh "$guest/"
 # with one CPU a node.
 # On `cxl`, two sockets and the CXL memory expander behind socket 0, a
 # node of memory alone, two hops from socket 1, that holds the workloads'
-# page cache (paired.sh, PAGE_CACHE_NODE).
+# page cache (paired.sh, PAGE_CACHE_NODE).  SDET-like runs the system's
+# programs, which the disk's own files serve, not those of the
+# workloads' directory: it does not run there.
 preset_layout() {
 	case $1 in
 	numaq | p4) echo "NODES=4 CPUS_PER_NODE=4 MEM_PER_NODE=512M" ;;
@@ -70,7 +72,7 @@ preset_layout() {
 # told beyond the layout.
 preset_model() {
 	case $1 in
-	cxl) echo ",far=1-2" ;;
+	cxl) echo ",near=0-2,far=1-2" ;;
 	esac
 }
 preset_guest() {
@@ -139,11 +141,15 @@ icount_shift=$paired_shift
 # paired-<preset>-<policy>.<b>.
 for b in $(seq "$boots"); do
 	for preset in $presets; do
+		wls=$workloads
+		[ "$preset" != cxl ] || wls=$(echo " $workloads " |
+					      sed 's/ sdet / /; s/^ //; s/ $//')
+		[ -n "$wls" ] || continue
 		start "paired-$preset-vanilla.$b" vanilla "$preset" \
-			"sh paired.sh vanilla $pairs $workloads"
+			"sh paired.sh vanilla $pairs $wls"
 		for policy in $policies; do
 			start "paired-$preset-$policy.$b" bench "$preset" \
-				"sh paired.sh $policy $pairs $workloads" \
+				"sh paired.sh $policy $pairs $wls" \
 				"$policy"
 		done
 	done

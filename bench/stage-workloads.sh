@@ -35,7 +35,8 @@ cp -L "$python" "$dir/py/bin/python3.11"
 
 # Every shared library of these but the C library's own, which the disk
 # has (boot/mkdisk.sh) and which must stay the one its loader belongs to.
-ldd "$dir/bin/cc1" "$dir/bin/perl" "$dir/bin/sqlite3" "$python" |
+ldd "$dir/bin/cc1" "$dir/bin/perl" "$dir/bin/sqlite3" "$dir/bin/sqlthreads" \
+	"$python" |
 	awk '/=> \//{print $3}' | sort -u | while read -r lib; do
 	case $(basename "$lib") in
 	libc.so.*|libm.so.*|ld-linux*) continue ;;

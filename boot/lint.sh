@@ -29,14 +29,16 @@ tree=$root
 cd "$repo"
 # Run from the tree, whose git index lists the include/ files that --strict
 # reads CamelCase names from (and where it caches them), on absolute paths.
-# A patch checkpatch found clean is remembered by its content and the
-# tree's (so the tree's checkpatch): each run checks only what changed.
+# A patch checkpatch found clean is remembered by its content, the tree's
+# (so the tree's checkpatch) and this script's (checkpatch's options):
+# each run checks only what changed.
 clean=$cache/lint-clean
 mkdir -p "$clean"
 checkpatch() {
 	local key
 
-	key=$( { echo "$pristine"; cat "$1"; } | sha256sum | cut -d' ' -f1)
+	key=$( { echo "$pristine"; cat "${BASH_SOURCE[0]}" "$1"; } |
+		sha256sum | cut -d' ' -f1)
 	[ ! -e "$clean/$key" ] || return 0
 	(cd "$tree" && "$tree/scripts/checkpatch.pl" --root="$tree" --strict \
 		--no-summary --quiet --show-types --color=never "$1") &&

@@ -10,11 +10,14 @@
 # from numa_maps, that every page of those files is on node 0.  With
 # PAGE_CACHE_NODE=N, both read into node N's memory instead (a CXL
 # memory node without CPUs, where memory tiering puts the page cache it
-# demotes), and every page must be there.  Then
+# demotes), and every page of the workloads' files must be there (the
+# system's, the C library's among them, stay where the system read
+# them).  Then
 # <pairs> pairs of measurements, one under none and one under <policy>,
 # switched in sysfs, in alternating order (none first in odd pairs,
 # <policy> first in even ones).  A measurement is one unit of the
-# workload: the same jobs, one per CPU of every node, all at once.  Each
+# workload: the same jobs, one per CPU of every node, all at once (for
+# sqlthreads, one job with a thread on each of those CPUs).  Each
 # arm runs the same unit unmeasured first, so that both measure warm
 # caches whatever the order; the policy's runs until one makes no replica
 # (up to 4 times: the read path replicates a page only once it has been
@@ -62,7 +65,8 @@ else
 	[ -e $sysfs ] || { echo "paired: no $sysfs on this kernel" >&2; exit 1; }
 fi
 
-# The launcher runs on node 0, where every file is cached first.
+# The launcher runs on node 0, where every file is cached first unless
+# PAGE_CACHE_NODE says otherwise.
 /bin/taskset -p -c "$(cat /sys/devices/system/node/node0/cpulist)" $$ \
 	>/dev/null
 
@@ -218,7 +222,8 @@ for workload in "$@"; do
 	pair=0
 	# On node 0, as the launcher is, or in the memory of
 	# PAGE_CACHE_NODE.
-	mem_bind="numactl --membind=$cache_node"
+	[ -z "${PAGE_CACHE_NODE:-}" ] ||
+		mem_bind="numactl --membind=$cache_node"
 	find "$wl" -type f | $mem_bind xargs cat > /dev/null
 	unit "$workload" "$(node_cpus 0)"
 	mem_bind=

@@ -14,8 +14,8 @@
  *   instructions * cpi + L2 hits * l2_lat + LLC hits * llc_lat
  *                      + local misses * local_lat + remote misses * remote_lat
  *
- * where a remote miss to a node the machine reaches over two hops (far=)
- * costs far_lat instead.
+ * where a remote miss between the nodes of a pair given as near= or far=
+ * costs near_lat or far_lat instead.
  * in cycles (L1 hits are in the base CPI).  The report adds what the
  * counts below let it cost at any latency: hits in a node cache, and
  * stores that invalidate copies in other caches.  Caches are physically tagged
@@ -65,18 +65,20 @@
  *                     node n holds guest physical [n * M, (n + 1) * M) MiB;
  *                     only the first K nodes (default N) have CPUs, the
  *                     others memory alone (a CXL memory expander)
- *   far=A-B[:C-D...]  node pairs two hops apart (a socket and the CXL
- *                     memory behind the other socket, or the sockets of
- *                     a machine whose links do not join every pair): a
- *                     miss from one to the other's memory or caches is
- *                     also counted far, and costs far_lat (no preset
- *                     has both far pairs and node caches: the report
- *                     costs a node cache hit as saving a one-hop access)
+ *   near=A-B[:C-D...] far=A-B[:C-D...]
+ *                     node pairs whose remote accesses cost near_lat or
+ *                     far_lat, not remote_lat: on a machine with a CXL
+ *                     memory expander, its node and the socket it hangs
+ *                     off (near), or the other socket, two hops away
+ *                     (far).  A miss from one to the other's memory or
+ *                     caches is also counted near or far.  The report
+ *                     cannot cost such pairs with node caches: a hit
+ *                     there does not say which latency it saved
  *   phys=doubled|exact how QEMU reports a data access's address (above)
  *   preset=modern|numaq|p4|altra2s|cxl  cache geometry and latencies
  *                     (see presets below)
- *   cpi= l2_lat= llc_lat= local_lat= remote_lat= far_lat= mhz= line=
- *   l1i_kb=
+ *   cpi= l2_lat= llc_lat= local_lat= remote_lat= near_lat= far_lat=
+ *   mhz= line= l1i_kb=
  *   l1d_kb= l1_ways= l2_kb= l2_ways= llc_kb_per_cpu= llc_kb_per_node=
  *   llc_ways= nc_ways= iprefetch=0|1
  *                     override one figure of the preset (l2_kb=0: no
@@ -134,7 +136,8 @@ struct model {
 	unsigned int llc_lat;	/* cycles: an L2 miss that hits the LLC */
 	unsigned int local_lat;	/* cycles: an LLC miss to local memory */
 	unsigned int remote_lat;/* cycles: an LLC miss to remote memory */
-	unsigned int far_lat;	/* cycles: one two hops away (far=) */
+	unsigned int near_lat;	/* cycles: one between near= nodes */
+	unsigned int far_lat;	/* cycles: one between far= nodes */
 	unsigned int mhz;	/* to turn cycles into seconds */
 	unsigned int line;	/* bytes */
 	unsigned int l1i_kb, l1d_kb, l1_ways;
@@ -204,14 +207,14 @@ static const struct model presets[] = {
 	{
 		/*
 		 * 2-socket Xeon Gold 6430 (Sapphire Rapids), 2.1 GHz, and a
-		 * CXL Type-3 memory expander behind socket 0: from socket
-		 * 1 it is two hops away (far=, set by the guest's layout).
-		 * From socket 0 it costs about what the other socket's
-		 * memory does.  The LLC latency is not published; the
-		 * report sweeps it with the CXL latencies (COSTING).
+		 * CXL Type-3 memory expander behind socket 0 (near=), two
+		 * hops from socket 1 (far=: the guest's layout sets both).
+		 * The LLC latency is not published; the report sweeps it
+		 * with the CXL latencies (COSTING).
 		 */
 		.name = "cxl", .cpi = 1.0, .l2_lat = 16, .llc_lat = 70,
-		.local_lat = 227, .remote_lat = 411, .far_lat = 634,
+		.local_lat = 227, .remote_lat = 411, .near_lat = 509,
+		.far_lat = 693,
 		.mhz = 2100,
 		.line = 64, .l1i_kb = 32, .l1d_kb = 48, .l1_ways = 8,
 		.l2_kb = 2048, .l2_ways = 16,
@@ -240,7 +243,8 @@ struct counts {
 	uint64_t local_miss[NR_FETCH], remote_miss[NR_FETCH];
 	/* Of the remote ones: lines another node's cache held dirty. */
 	uint64_t remote_xfer[NR_FETCH];
-	/* Of the remote ones, and of those transfers: two hops away. */
+	/* Of the remote ones, and of those transfers: near= and far= ones. */
+	uint64_t near_miss[NR_FETCH], near_xfer[NR_FETCH];
 	uint64_t far_miss[NR_FETCH], far_xfer[NR_FETCH];
 	uint64_t unknown[NR_FETCH];	/* not RAM of any node (ROM, I/O) */
 	/* Of the memory accesses: what node cache k would have served. */
@@ -318,9 +322,9 @@ static struct directory dir;
 static bool kernel_text_local;
 static unsigned int icount_shift;
 static int nr_nodes = 2, cpus_per_node = 2, nr_vcpus, cpu_nodes;
-/* Per node, the nodes two hops from it (far=), and the argument. */
-static uint8_t far_nodes[MAX_NODES];
-static char far_arg[64];
+/* Per node, the nodes of its near= and far= pairs, and the arguments. */
+static uint8_t near_nodes[MAX_NODES], far_nodes[MAX_NODES];
+static char near_arg[64], far_arg[64];
 static bool phys_doubled = true;
 static uint64_t node_bytes = 512ULL << 20;
 static unsigned int line_shift;
@@ -536,7 +540,10 @@ static bool private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 	if (dirty_node >= 0 && dirty_node != home) {
 		v->n.remote_miss[kind]++;
 		v->n.remote_xfer[kind]++;
-		if (far_nodes[home] & (1U << dirty_node)) {
+		if (near_nodes[home] & (1U << dirty_node)) {
+			v->n.near_miss[kind]++;
+			v->n.near_xfer[kind]++;
+		} else if (far_nodes[home] & (1U << dirty_node)) {
 			v->n.far_miss[kind]++;
 			v->n.far_xfer[kind]++;
 		}
@@ -553,7 +560,9 @@ static bool private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 		node_caches(v, home, kind, line, home, false);
 	} else {
 		v->n.remote_miss[kind]++;
-		if (far_nodes[home] & (1U << node))
+		if (near_nodes[home] & (1U << node))
+			v->n.near_miss[kind]++;
+		else if (far_nodes[home] & (1U << node))
 			v->n.far_miss[kind]++;
 		node_caches(v, home, kind, line, node, false);
 	}
@@ -758,13 +767,16 @@ static void write_counts(const char *mark, unsigned int by)
 				" %s_l2=%" PRIu64
 				" %s_local=%" PRIu64 " %s_remote=%" PRIu64
 				" %s_xfer=%" PRIu64 " %s_unknown=%" PRIu64
+				" %s_near=%" PRIu64 " %s_nearxfer=%" PRIu64
 				" %s_far=%" PRIu64 " %s_farxfer=%" PRIu64,
 				prefix[k], c->l1[k], prefix[k], c->l1_miss[k],
 				prefix[k], c->l2_hit[k],
 				prefix[k], c->local_miss[k], prefix[k],
 				c->remote_miss[k], prefix[k], c->remote_xfer[k],
 				prefix[k], c->unknown[k], prefix[k],
-				c->far_miss[k], prefix[k], c->far_xfer[k]);
+				c->near_miss[k], prefix[k], c->near_xfer[k],
+				prefix[k], c->far_miss[k], prefix[k],
+				c->far_xfer[k]);
 		for (k = 0; k < NR_FETCH; k++) {
 			fprintf(out, " %s_pf=%" PRIu64, prefix[k],
 				c->prefetch[k]);
@@ -909,23 +921,28 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		fclose(profile_out);
 }
 
-/* far=A-B[:C-D...]: the node pairs two hops apart. */
-static int parse_far(const char *val)
+/* A-B[:C-D...] into @pairs, and kept in @arg; nodes checked later. */
+static int parse_pairs(const char *val, uint8_t *pairs, char *arg,
+		       size_t len)
 {
-	if (strlen(val) >= sizeof(far_arg))
+	if (strlen(val) >= len)
 		return -1;
-	strcpy(far_arg, val);
+	strcpy(arg, val);
 	while (*val) {
 		char *end;
-		unsigned long a = strtoul(val, &end, 10), b;
+		unsigned long a, b;
 
-		if (*end != '-' || a >= MAX_NODES)
+		if (*val < '0' || *val > '9')
+			return -1;
+		a = strtoul(val, &end, 10);
+		if (*end != '-' || end[1] < '0' || end[1] > '9')
 			return -1;
 		b = strtoul(end + 1, &end, 10);
-		if ((*end && *end != ':') || b >= MAX_NODES || a == b)
+		if ((*end && *end != ':') || a >= MAX_NODES ||
+		    b >= MAX_NODES || a == b)
 			return -1;
-		far_nodes[a] |= 1U << b;
-		far_nodes[b] |= 1U << a;
+		pairs[a] |= 1U << b;
+		pairs[b] |= 1U << a;
 		val = *end ? end + 1 : end;
 	}
 	return 0;
@@ -942,7 +959,8 @@ static int parse_arg(const char *arg)
 	} uints[] = {
 		{ "l2_lat", &m.l2_lat },
 		{ "llc_lat", &m.llc_lat }, { "local_lat", &m.local_lat },
-		{ "remote_lat", &m.remote_lat }, { "far_lat", &m.far_lat },
+		{ "remote_lat", &m.remote_lat }, { "near_lat", &m.near_lat },
+		{ "far_lat", &m.far_lat },
 		{ "mhz", &m.mhz },
 		{ "line", &m.line }, { "l1i_kb", &m.l1i_kb },
 		{ "l1d_kb", &m.l1d_kb }, { "l1_ways", &m.l1_ways },
@@ -967,8 +985,13 @@ static int parse_arg(const char *arg)
 		cpus_per_node = atoi(val);
 	} else if (KEY("cpu_nodes")) {
 		cpu_nodes = atoi(val);
+		if (cpu_nodes < 1)
+			return -1;
+	} else if (KEY("near")) {
+		return parse_pairs(val, near_nodes, near_arg,
+				   sizeof(near_arg));
 	} else if (KEY("far")) {
-		return parse_far(val);
+		return parse_pairs(val, far_nodes, far_arg, sizeof(far_arg));
 	} else if (KEY("node_mb")) {
 		node_bytes = strtoull(val, NULL, 10) << 20;
 	} else if (KEY("phys")) {
@@ -1048,8 +1071,20 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	line_shift = __builtin_ctz(m.line);
 	nr_vcpus = cpu_nodes * cpus_per_node;
+	if (!m.near_lat)
+		m.near_lat = m.remote_lat;
 	if (!m.far_lat)
 		m.far_lat = m.remote_lat;
+	for (i = 0; i < MAX_NODES; i++) {
+		if (i >= nr_nodes && (near_nodes[i] || far_nodes[i])) {
+			qemu_plugin_outs("numa-model: near= or far= names a node the guest lacks\n");
+			return -1;
+		}
+		if (near_nodes[i] & far_nodes[i]) {
+			qemu_plugin_outs("numa-model: a pair both near= and far=\n");
+			return -1;
+		}
+	}
 	for (i = 0; i < nr_vcpus; i++)
 		if (cache_init(&vcpus[i].l1i, m.l1i_kb, m.l1_ways, false) ||
 		    cache_init(&vcpus[i].l1d, m.l1d_kb, m.l1_ways, false) ||
@@ -1092,13 +1127,14 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u far_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpu_nodes=%d far=%s cpus_per_node=%d phys=%s kernel_text=%s icount_shift=%u\n",
+	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u near_lat=%u far_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpu_nodes=%d near=%s far=%s cpus_per_node=%d phys=%s kernel_text=%s icount_shift=%u\n",
 		m.name, m.cpi, m.l2_lat, m.llc_lat, m.local_lat, m.remote_lat,
-		m.far_lat, m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
+		m.near_lat, m.far_lat, m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
 		m.l2_ways, m.llc_kb_per_cpu, m.llc_kb_per_node, m.llc_ways,
 		m.nc_kb[0], m.nc_kb[1], m.nc_kb[2], m.nc_ways,
 		m.nc_all ? "all" : "remote", m.iprefetch, nr_nodes,
-		cpu_nodes, far_arg[0] ? far_arg : "-", cpus_per_node, phys_doubled ? "doubled" : "exact",
+		cpu_nodes, near_arg[0] ? near_arg : "-",
+		far_arg[0] ? far_arg : "-", cpus_per_node, phys_doubled ? "doubled" : "exact",
 		kernel_text_local ? "local" : "remote", icount_shift);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);

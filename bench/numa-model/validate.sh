@@ -7,9 +7,10 @@
 # of the lines read), and the writer's stores invalidate the reader's
 # copies.  Two node caches of remote lines, of 8 and 128 MiB, must serve
 # none and all of the remote stream (its reader filled them when it
-# wrote the buffer).  Node 2 has memory and no CPU, two hops from node 1
-# (far=1-2): a stream through it from node 0 must be counted remote and
-# not far, from node 1 far (at least 99%).  The profile of
+# wrote the buffer).  Node 2 has memory and no CPU, near node 0 (near=0-2)
+# and two hops from node 1 (far=1-2): a stream through it from node 0
+# must be counted remote and near, from node 1 remote and far (at least
+# 99%, and none of the other kind).  The profile of
 # each measurement must add up to the counts of the vCPU that marked it.
 #
 # Usage: validate.sh <build-dir> <initramfs> <stage-dir> <out-dir>
@@ -22,7 +23,7 @@ rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' './stream 0 0 64' './stream 0 1 64' './stream -w 0 1 64 16' \
 	'./stream 0 2 64' './stream 1 2 64' > "$out/stream.sh"
-MODEL="$plugin,out=$out/counts,profile=$out/profile,nc_kb=8192:131072,nc_ways=8,nc_scope=remote,far=1-2" \
+MODEL="$plugin,out=$out/counts,profile=$out/profile,nc_kb=8192:131072,nc_ways=8,nc_scope=remote,near=0-2,far=1-2" \
 	ADD="$guest" NODES=3 MEM_ONLY_NODES=1 \
 	"$here/../../boot/qemu.sh" run "$build" "$initrd" "$stage" \
 	"$out/guest" "$out/stream.sh" >"$out/run.log" 2>&1 ||
