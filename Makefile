@@ -89,7 +89,7 @@ $(MODEL_GUEST)/%: bench/guest/%.c bench/guest/node.h $(MODEL_SRC)/marker.h \
 	@mkdir -p $(@D)
 	gcc -static -O2 -Wall -Werror -D_GNU_SOURCE -Iselftests -o $@ $< \
 		selftests/replica_util.c
-BENCH_GUEST_PROGS := stream faults mark collapse reclaim filenodes
+BENCH_GUEST_PROGS := stream faults mark collapse reclaim filenodes spanmm
 model: deps $(MODEL_SO) $(addprefix $(MODEL_GUEST)/,$(BENCH_GUEST_PROGS))
 
 # The model is checked first so that the selftests' totals end the output.

@@ -887,6 +887,72 @@ def faults(out, summary, f):
             f"{summary['faults_insn_ratio_create_vs_local']:.4f} | |\n")
 
 
+SPANMM_LINE = r"spanmm: (?P<label>\S+) round=(?P<round>\d+) pages=\d+"
+
+
+def spanmm_costs(out):
+    """{label: (mean instructions, mean modelled cycles)} of a round of
+    mprotect and munmap by a process spanning two nodes, summed over
+    every vCPU (the other node's CPU handles the shootdowns).  The mean:
+    freeing anonymous pages costs a round about 1.15 or 1.38 million
+    instructions as the per-CPU lists drain or not, which a median of
+    16 rounds would pick either of."""
+    rounds = {}
+    for run in ("spanmm-vanilla", "spanmm-patched"):
+        run_dir = os.path.join(out, "runs", run)
+        if not os.path.isdir(run_dir):
+            continue
+        model, marks = nmreport.load(os.path.join(run_dir, "counts"))
+        got = nmreport.measurements(marks)
+        with open(os.path.join(run_dir, "output.log")) as f:
+            labels = [m.groupdict() for m in
+                      (re.match(SPANMM_LINE, line) for line in f) if m]
+        if len(labels) != len(got):
+            raise SystemExit(f"report: {run_dir}: {len(got)} "
+                             f"measurements, {len(labels)} named")
+        for d, c in zip(labels, got):
+            # The first round warms the caches.
+            if d["round"] == "0":
+                continue
+            rounds.setdefault(d["label"], []).append(
+                (c["insns"], nmreport.cycles(model, c)))
+    return {label: tuple(statistics.mean(r[i] for r in rs)
+                         for i in range(2))
+            for label, rs in rounds.items()}
+
+
+def spanmm(out, summary, f):
+    """What changing its mappings costs a process whose threads span two
+    nodes, by kernel and policy: the baseline of per-node page tables."""
+    costs = spanmm_costs(out)
+    if not costs:
+        return
+    f.write("\n## A process on two nodes changes its mappings\n\n"
+            "A thread on node 0 and one on node 1 of one process both read "
+            "a 4 MiB mapping; the node-0 thread makes it read-only, "
+            "accessible again and unmaps it (`bench/guest/spanmm.c`): the "
+            "mean of 15 rounds (the first, which warms the caches, left "
+            "out), instructions and modelled cycles summed "
+            "over every vCPU, on the `modern` preset. *file*: a file "
+            "cached on node 0, mapped as text; *anon*: anonymous memory. "
+            "Today such a process maps the page cache itself under every "
+            "policy; per-node page tables must keep the file's figures "
+            "within 1.5 times vanilla's, and the anonymous ones where "
+            "they are (`Documentation/mm/replication.rst`).\n\n"
+            "| case | instructions a round | cycles a round | / vanilla |\n"
+            "|---|---:|---:|---:|\n")
+    for label in sorted(costs):
+        insns, cyc = costs[label]
+        kind = label.rsplit("-", 1)[1]
+        base = costs.get(f"vanilla-{kind}")
+        ratio = f"{cyc / base[1]:.3f}" if base else ""
+        summary[f"spanmm_insn_{label}"] = insns
+        if base:
+            summary[f"spanmm_cycles_ratio_{label}_vs_vanilla"] = \
+                cyc / base[1]
+        f.write(f"| {label} | {insns:.0f} | {cyc:.0f} | {ratio} |\n")
+
+
 def main():
     out = sys.argv[1]
     summary = {}
@@ -898,6 +964,7 @@ def main():
         if all(os.path.isdir(os.path.join(runs, r))
                for r in ("faults-vanilla", "faults-patched")):
             faults(out, summary, f)
+        spanmm(out, summary, f)
         if os.path.isdir(os.path.join(runs, "memory")):
             collapse(out, summary, f)
             reclaim(out, summary, f)

@@ -134,6 +134,8 @@ start() {
 start faults-vanilla vanilla modern "sh faults.sh"
 start faults-patched bench modern "sh faults.sh" none
 start memory bench modern "sh memory.sh" none
+start spanmm-vanilla vanilla modern "sh spanmm.sh"
+start spanmm-patched bench modern "sh spanmm.sh" none
 icount_shift=$paired_shift
 # Paired boots: each boots with the policy under test, as a machine would
 # run it, and compares it with none inside the boot; vanilla 6.12 runs
