@@ -20,6 +20,8 @@
 # instructions a turn and as few as 2842 or as many as 7913 turns, and
 # the pairs' gains followed the turns, not the policy; at 5, 6000 to
 # 7000 instructions for every vCPU (bench/numa-model/README.md, Turns).
+# BENCH_MODEL="key=value,..." adds to every boot's numa-model arguments
+# (a figure of the preset, or llc_scope=local), for a sensitivity run.
 # BENCH_PROFILE=1 also writes each boot's profile (numa-model's profile=)
 # to runs/<name>/profile, for bench/numa-model/nmprofile.py.  BENCH_JOBS
 # (default: the host's CPUs) boots that many guests at once, each in one
@@ -102,7 +104,7 @@ boot() {
 	echo "$(preset_guest "$preset")$cmd" > "$dir/cmd.sh"
 	echo "bench: $name ($flavour kernel, $preset preset${policy:+, policy $policy})"
 	if ! env $(preset_layout "$preset") ICOUNT_SHIFT=$icount_shift \
-	     MODEL="$plugin,out=$dir/counts,preset=$preset$(preset_model "$preset")${BENCH_PROFILE:+,profile=$dir/profile}" \
+	     MODEL="$plugin,out=$dir/counts,preset=$preset$(preset_model "$preset")${BENCH_MODEL:+,$BENCH_MODEL}${BENCH_PROFILE:+,profile=$dir/profile}" \
 	     ADD="$guest" \
 	     APPEND="norandmaps numa_balancing=disable transparent_hugepage=madvise page_alloc.shuffle=1" \
 	     POLICY=$policy TIMEOUT=${BENCH_TIMEOUT:-7200} \

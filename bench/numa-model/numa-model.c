@@ -88,6 +88,9 @@
  *   nc_kb=A:B:C       the sizes of the node caches kept side by side
  *                     (KiB; at most NC_SIZES; nc_kb=0: none)
  *   nc_scope=remote|all  what a node cache keeps
+ *   llc_scope=all|local  what a node's LLC keeps: any line its CPUs
+ *                     fetch (the default), or, as a memory-side cache
+ *                     would, only lines of the node's own memory
  *   icount_shift=N    QEMU's -icount shift, only written into the counts
  *                     file (the turns depend on it, see struct counts)
  *   kernel_text=remote|local  local: the kernel's instruction fetches are
@@ -146,6 +149,7 @@ struct model {
 	unsigned int llc_kb_per_node;		/* if not 0: the node's LLC */
 	unsigned int nc_kb[NC_SIZES], nc_ways;	/* node caches; 0: none */
 	bool nc_all;		/* a node cache keeps local lines too */
+	bool llc_local;		/* the LLC keeps lines of its node's memory only */
 	bool iprefetch;		/* next-line instruction prefetch */
 };
 
@@ -533,7 +537,7 @@ static bool private_miss(unsigned int vcpu, enum fetch kind, uint64_t line,
 	bool llc_hit = false;
 
 	dir.sharers[line] |= 1U << vcpu;
-	if (nodes[home].llc.sets) {
+	if (nodes[home].llc.sets && (node == home || !m.llc_local)) {
 		llc_hit = cache_access(&nodes[home].llc, line);
 		dir.llc_nodes[line] |= 1U << home;
 	}
@@ -587,7 +591,7 @@ static void prefetch_line(unsigned int vcpu, enum fetch kind, uint64_t line,
 	dir.sharers[line] |= 1U << vcpu;
 	if (v->l2.sets && cache_access(&v->l2, line))
 		return;
-	if (nodes[home].llc.sets) {
+	if (nodes[home].llc.sets && (node == home || !m.llc_local)) {
 		dir.llc_nodes[line] |= 1U << home;
 		if (cache_access(&nodes[home].llc, line))
 			return;
@@ -1006,6 +1010,10 @@ static int parse_arg(const char *arg)
 		if (strcmp(val, "remote") && strcmp(val, "all"))
 			return -1;
 		m.nc_all = !strcmp(val, "all");
+	} else if (KEY("llc_scope")) {
+		if (strcmp(val, "all") && strcmp(val, "local"))
+			return -1;
+		m.llc_local = !strcmp(val, "local");
 	} else if (KEY("iprefetch")) {
 		if (strcmp(val, "0") && strcmp(val, "1"))
 			return -1;
@@ -1127,12 +1135,13 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u near_lat=%u far_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s iprefetch=%d nodes=%d cpu_nodes=%d near=%s far=%s cpus_per_node=%d phys=%s kernel_text=%s icount_shift=%u\n",
+	fprintf(out, "model preset=%s cpi=%g l2_lat=%u llc_lat=%u local_lat=%u remote_lat=%u near_lat=%u far_lat=%u mhz=%u line=%u l1i_kb=%u l1d_kb=%u l1_ways=%u l2_kb=%u l2_ways=%u llc_kb_per_cpu=%u llc_kb_per_node=%u llc_ways=%u nc_kb=%u:%u:%u nc_ways=%u nc_scope=%s llc_scope=%s iprefetch=%d nodes=%d cpu_nodes=%d near=%s far=%s cpus_per_node=%d phys=%s kernel_text=%s icount_shift=%u\n",
 		m.name, m.cpi, m.l2_lat, m.llc_lat, m.local_lat, m.remote_lat,
 		m.near_lat, m.far_lat, m.mhz, m.line, m.l1i_kb, m.l1d_kb, m.l1_ways, m.l2_kb,
 		m.l2_ways, m.llc_kb_per_cpu, m.llc_kb_per_node, m.llc_ways,
 		m.nc_kb[0], m.nc_kb[1], m.nc_kb[2], m.nc_ways,
-		m.nc_all ? "all" : "remote", m.iprefetch, nr_nodes,
+		m.nc_all ? "all" : "remote", m.llc_local ? "local" : "all",
+		m.iprefetch, nr_nodes,
 		cpu_nodes, near_arg[0] ? near_arg : "-",
 		far_arg[0] ? far_arg : "-", cpus_per_node, phys_doubled ? "doubled" : "exact",
 		kernel_text_local ? "local" : "remote", icount_shift);
